@@ -1,0 +1,60 @@
+# billops: `make demo` runs the main job on embedded defaults; `make test` runs the suite from nothing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: help demo test soak bench lint format typecheck sandbox constraints browser-deps clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install billops with the exact tested packages
+
+browser-deps: ## install Debian's chromium for the browser tests, where this machine allows it
+	@bash scripts/install-chromium.sh
+
+demo: $(STAMP) ## the main job on embedded defaults (placeholder until the first-job issue)
+	@echo "make demo: the first job (bulk import of payment requests) is not built yet."
+	@echo "Until then: '$(VENV)/bin/billops sandbox serve' starts the local sandbox of the service."
+
+test: $(STAMP) browser-deps ## the whole suite but the slow tests (what CI runs)
+	$(PY) -m pytest
+
+soak: $(STAMP) ## the slow tests only
+	$(PY) -m pytest -m slow
+
+bench: $(STAMP) ## the benchmarks (ratios against a floor measured in the same run)
+	@ls bench/bench_*.py >/dev/null 2>&1 && for b in bench/bench_*.py; do $(PY) $$b; done \
+		|| echo "no benchmarks yet"
+
+lint: $(STAMP) ## ruff lint and format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP) ## apply ruff's formatting and safe fixes
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+typecheck: $(STAMP) ## mypy on billing_api and ledger
+	$(VENV)/bin/mypy
+
+sandbox: $(STAMP) ## serve the sandbox on 127.0.0.1:8765
+	$(VENV)/bin/billops sandbox serve
+
+constraints: ## re-resolve the exact package set from pyproject.toml's ranges
+	rm -rf .venv-resolve && $(PYTHON) -m venv .venv-resolve
+	.venv-resolve/bin/pip install --quiet --upgrade pip
+	.venv-resolve/bin/pip install --quiet '.[test]'
+	{ sed -n '/^#/p' constraints.txt; .venv-resolve/bin/pip freeze --exclude billops; } > constraints.new
+	mv constraints.new constraints.txt && rm -rf .venv-resolve
+
+clean: ## remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,74 @@
+"""The ``billops`` command line.
+
+The sandbox is imported lazily, inside its commands: no billops job needs it, and importing it
+costs FastAPI and uvicorn start-up for nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from billops.settings import BillopsSettings
+
+app = typer.Typer(
+    help="Billing operations on the invoicing and payment-collection service.",
+    no_args_is_help=True,
+    # Tracebacks must never print local variables: they may hold tokens and client secrets.
+    pretty_exceptions_show_locals=False,
+)
+sandbox_app = typer.Typer(
+    help="A local implementation of the service, for demos and tests.", no_args_is_help=True
+)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("serve")
+def sandbox_serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 8765,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="SQLAlchemy URL of the sandbox's state [default: $BILLOPS_HOME/sandbox.db]."
+        ),
+    ] = None,
+    access_token_ttl: Annotated[
+        int, typer.Option(min=1, help="Biller access-token lifetime, seconds.")
+    ] = 86400,
+    platform_token_ttl: Annotated[
+        int, typer.Option(min=1, help="Platform (client-credentials) token lifetime, seconds.")
+    ] = 3600,
+    code_ttl: Annotated[
+        int, typer.Option(min=1, help="Authorization-code lifetime, seconds.")
+    ] = 600,
+    allow_remote_admin: Annotated[
+        bool, typer.Option(help="Let non-loopback clients use the unauthenticated /_sandbox API.")
+    ] = False,
+) -> None:
+    """Serve the sandbox until SIGTERM or Ctrl-C. Prints one line: 'sandbox ready: URL'."""
+    from sandbox.config import RuntimeConfig, SandboxSettings
+    from sandbox.serve import serve
+
+    settings = BillopsSettings()
+    if db is None:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        db = settings.sandbox_database_url
+    serve(
+        SandboxSettings(
+            host=host,
+            port=port,
+            database_url=db,
+            admin_allow_remote=allow_remote_admin,
+            runtime=RuntimeConfig(
+                access_token_ttl=access_token_ttl,
+                platform_token_ttl=platform_token_ttl,
+                code_ttl=code_ttl,
+            ),
+        )
+    )
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,59 @@
+"""``create_app(settings)``: the sandbox as an ASGI app. No globals, so tests can run several."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import JSONResponse
+
+from sandbox.config import SandboxSettings
+from sandbox.contract import load_contract
+from sandbox.db import init_schema, make_engine, make_session_factory
+from sandbox.deps import SandboxContext
+from sandbox.errors import install_error_handlers
+from sandbox.middleware import RequestIdMiddleware
+from sandbox.routes import admin, biller, consent, oauth, webhooks
+
+API_PREFIX = "/api"
+
+
+def _api_router() -> APIRouter:
+    api = APIRouter(prefix=API_PREFIX)
+    for module in (oauth, biller, webhooks):
+        api.include_router(module.router)
+
+    @api.get("/openapi.json", include_in_schema=False)
+    def contract() -> JSONResponse:
+        """The contract (``billing_api/openapi.yaml``) as JSON."""
+        return JSONResponse(load_contract())
+
+    return api
+
+
+def create_app(settings: SandboxSettings) -> FastAPI:
+    engine = make_engine(settings.database_url)
+    init_schema(engine)
+    context = SandboxContext(settings=settings, sessions=make_session_factory(engine))
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.dispose()
+
+    # FastAPI's generated schema is off: the contract document is the one the sandbox serves.
+    app = FastAPI(
+        title="billops sandbox",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.sandbox = context
+    install_error_handlers(app)
+    app.include_router(_api_router())
+    app.include_router(consent.router)
+    app.include_router(admin.router)
+    app.add_middleware(RequestIdMiddleware, context=context)
+    return app

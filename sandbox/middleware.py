@@ -1,0 +1,56 @@
+"""ASGI middleware: ``X-Request-Id`` on every response, and the per-operation request counters."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sandbox import stats
+from sandbox.db import session_scope
+from sandbox.deps import SandboxContext
+
+
+class RequestIdMiddleware:
+    """Tag each response with ``X-Request-Id`` and count it under the contract's operationId.
+
+    A pure ASGI middleware (not ``BaseHTTPMiddleware``) so streamed bodies pass untouched. The
+    counter is written after the response went out, in its own transaction, so a failing route
+    still counts and the count never delays the answer.
+    """
+
+    def __init__(self, app: ASGIApp, context: SandboxContext) -> None:
+        self.app = app
+        self.context = context
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = "req_" + uuid.uuid4().hex
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            operation_id = getattr(scope.get("route"), "operation_id", None)
+            if operation_id:
+                owner = _owner(scope)
+                await anyio.to_thread.run_sync(self._count, owner, operation_id)
+
+    def _count(self, owner: str, operation_id: str) -> None:
+        with session_scope(self.context.sessions) as session:
+            stats.increment(session, owner, stats.REQUESTS, operation_id)
+
+
+def _owner(scope: Scope) -> str:
+    state: dict[str, Any] = scope.get("state") or {}
+    return str(state.get("owner", "anonymous"))

@@ -1,0 +1,1 @@
+"""One router per section of the contract, plus the admin API and the consent page."""

@@ -1,0 +1,155 @@
+"""``/_sandbox``: the admin API that tests and the demo use to set the sandbox up and observe it.
+
+JSON, no authentication, loopback clients only unless the sandbox was started to allow others.
+Nothing here is part of the contract.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandbox import billers, state, stats, tokens
+from sandbox.db import clear_all
+from sandbox.deps import AdminGuard, ContextDep, SessionDep
+from sandbox.errors import VALIDATION_ERROR, ApiError, not_found
+from sandbox.models import App, Biller
+from sandbox.timefmt import iso
+
+router = APIRouter(prefix="/_sandbox", dependencies=[AdminGuard], include_in_schema=False)
+
+
+class AppCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=255)
+    redirect_uri: str | None = Field(None, alias="redirectUri")
+
+
+@router.post("/apps", status_code=201)
+def create_app(body: AppCreate, session: SessionDep) -> dict[str, str]:
+    """Register an app; the client secret is shown in this answer only."""
+    app, secret = tokens.create_app(
+        session, name=body.name, redirect_uri=body.redirect_uri, now=state.now(session)
+    )
+    return {
+        "clientId": app.client_id,
+        "clientSecret": secret,
+        "redirectUri": app.redirect_uri,
+        "name": app.name,
+    }
+
+
+class BillerCreate(BaseModel):
+    """``name`` plus any editable biller field (``billers.BillerDocument``)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1, max_length=255)
+
+
+@router.post("/billers", status_code=201)
+def create_biller(body: BillerCreate, session: SessionDep) -> dict[str, str]:
+    extra = body.model_extra or {}
+    biller = billers.new_biller(body.name, extra, state.now(session))
+    session.add(biller)
+    return {"billerId": biller.id}
+
+
+class CodeCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    biller_id: str = Field(alias="billerId")
+    read_only: bool = Field(False, alias="readOnly")
+    redirect_uri: str | None = Field(None, alias="redirectUri")
+
+
+@router.post("/apps/{client_id}/authorization_codes", status_code=201)
+def create_authorization_code(
+    client_id: str, body: CodeCreate, session: SessionDep, context: ContextDep
+) -> dict[str, Any]:
+    """What the consent page would hand over: a code for ``billerId`` (no redirect_uri bound
+    unless ``redirectUri`` is given)."""
+    app = session.get(App, client_id)
+    if app is None:
+        raise not_found("app")
+    if session.get(Biller, body.biller_id) is None:
+        raise not_found("biller")
+    if body.redirect_uri is not None and not tokens.is_allowed_redirect(app, body.redirect_uri):
+        raise ApiError(
+            422, VALIDATION_ERROR, "redirectUri not allowed for this app", field="redirectUri"
+        )
+    config = state.runtime_config(session, context.settings.runtime)
+    code = tokens.issue_code(
+        session,
+        app=app,
+        biller_id=body.biller_id,
+        redirect_uri=body.redirect_uri,
+        scope=None,
+        read_only=body.read_only,
+        code_challenge=None,
+        code_challenge_method=None,
+        now=state.now(session),
+        config=config,
+    )
+    return {"code": code, "expiresIn": config.code_ttl}
+
+
+@router.get("/stats")
+def read_stats(session: SessionDep, billerId: str | None = None) -> dict[str, Any]:  # noqa: N803
+    """Counters per biller (and per app for platform calls); ``?billerId=`` narrows to one."""
+    return stats.snapshot(session, owner=f"biller:{billerId}" if billerId else None)
+
+
+@router.get("/config")
+def read_config(session: SessionDep, context: ContextDep) -> dict[str, Any]:
+    return state.runtime_config(session, context.settings.runtime).model_dump(by_alias=True)
+
+
+@router.post("/config")
+def update_config(body: dict[str, Any], session: SessionDep, context: ContextDep) -> dict[str, Any]:
+    """Change token lifetimes or the refresh-reuse policy while the sandbox runs."""
+    try:
+        config = state.update_runtime_config(session, context.settings.runtime, body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise ApiError(422, VALIDATION_ERROR, first["msg"], field=field) from exc
+    return config.model_dump(by_alias=True)
+
+
+@router.get("/clock")
+def read_clock(session: SessionDep) -> dict[str, Any]:
+    offset: timedelta = state.clock_offset(session)
+    return {"now": iso(state.now(session)), "offsetSeconds": offset.total_seconds()}
+
+
+class ClockAdvance(BaseModel):
+    """Move the sandbox's clock forward by days and/or seconds, or to a date (UTC midnight)."""
+
+    model_config = ConfigDict(extra="forbid")
+    days: float = Field(0, ge=0)
+    seconds: float = Field(0, ge=0)
+    until: date | None = None
+
+
+@router.post("/clock/advance")
+def advance_clock(body: ClockAdvance, session: SessionDep) -> dict[str, Any]:
+    """The clock only moves forward; the simulation of what happens meanwhile comes later."""
+    current = state.now(session)
+    target = current + timedelta(days=body.days, seconds=body.seconds)
+    if body.until is not None:
+        until = datetime.combine(body.until, time.min, tzinfo=UTC)
+        if until < current:
+            raise ApiError(422, VALIDATION_ERROR, "the clock cannot go back", field="until")
+        target = max(target, until)
+    state.set_clock_offset(session, state.clock_offset(session) + (target - current))
+    return {"now": iso(target), "offsetSeconds": state.clock_offset(session).total_seconds()}
+
+
+@router.post("/reset", status_code=204)
+def reset(context: ContextDep) -> Response:
+    """Forget everything: apps, billers, tokens, counters, config overrides, the clock offset."""
+    engine = context.sessions.kw["bind"]
+    clear_all(engine)
+    return Response(status_code=204)

@@ -1,0 +1,96 @@
+"""Running the sandbox: the ``billops sandbox serve`` process and an in-thread server for tests.
+
+``serve`` prints exactly one line, ``sandbox ready: http://HOST:PORT``, once the socket accepts
+connections (a client's base URL is that root + ``/api``), and stops cleanly on SIGTERM or Ctrl-C
+(uvicorn's own signal handling). Port 0 picks a free port; the line names the real one.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+from sandbox.app import create_app
+from sandbox.config import SandboxSettings
+
+
+def root_url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that calls ``on_ready`` once it is listening."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self._on_ready()
+
+
+def _config(settings: SandboxSettings) -> uvicorn.Config:
+    # warning level: the ready line is the only thing the sandbox prints while all is well.
+    return uvicorn.Config(
+        create_app(settings),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+    )
+
+
+def serve(settings: SandboxSettings) -> None:
+    """Serve until SIGTERM / SIGINT (blocking)."""
+    sock = _bind(settings.host, settings.port)
+    port = sock.getsockname()[1]
+
+    def announce() -> None:
+        print(f"sandbox ready: {root_url(settings.host, port)}", flush=True)
+
+    server = _Server(_config(settings), announce)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if not server.started:
+        sys.exit(1)
+
+
+@contextmanager
+def serve_in_thread(settings: SandboxSettings, timeout: float = 30.0) -> Iterator[str]:
+    """Run a sandbox in a background thread; yields its root URL. Used by tests and the demo."""
+    sock = _bind(settings.host, settings.port)
+    port = sock.getsockname()[1]
+    ready = threading.Event()
+    server = _Server(_config(settings), ready.set)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, daemon=True, name=f"sandbox-{port}"
+    )
+    thread.start()
+    try:
+        if not ready.wait(timeout):
+            raise RuntimeError(f"the sandbox did not start within {timeout} s")
+        yield root_url(settings.host, port)
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
+        sock.close()
