@@ -1,9 +1,8 @@
 """A faithful local implementation of the invoicing and payment-collection service.
 
 The sandbox answers the contract in ``billing_api/openapi.yaml`` over real HTTP so that the demo,
-the
-tests and the benchmarks run on a fresh machine. It shares nothing with ``billing_api`` but that
-contract file, and no billops job imports it: the CLI loads it lazily
+the tests and the benchmarks run on a fresh machine. It shares nothing with ``billing_api`` but
+that contract file, and no billops job imports it: the CLI loads it lazily
 (``billops sandbox serve``).
 
 Layout (one module per job):
