@@ -14,7 +14,7 @@ from sandbox.config import RuntimeConfig, SandboxSettings
 from sandbox.errors import forbidden, unauthorized
 from sandbox.tokens import Principal, authenticate_bearer
 
-_LOOPBACK_CLIENTS = {"127.0.0.1", "::1", "localhost", "testclient"}
+_LOOPBACK_CLIENTS = {"127.0.0.1", "::1", "localhost"}
 
 
 @dataclass

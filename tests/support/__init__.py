@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: the sandbox admin client, database set-up."""
