@@ -57,7 +57,10 @@ def test_serve_reports_a_port_in_use(tmp_path) -> None:
 
 
 def test_cli_does_not_import_the_sandbox_until_asked() -> None:
-    code = "import sys, billops.cli; print(sorted(m for m in sys.modules if m.split('.')[0] == 'sandbox'))"
+    code = (
+        "import sys, billops.cli; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sandbox'))"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
