@@ -33,6 +33,6 @@ class SandboxSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 8765
     database_url: str = "sqlite:///sandbox.db"
-    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
+    runtime: RuntimeConfig = Field(default_factory=lambda: RuntimeConfig())
     # The admin API has no authentication; by default only loopback clients may use it.
     admin_allow_remote: bool = False

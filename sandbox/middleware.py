@@ -29,7 +29,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = "req_" + uuid.uuid4().hex
+        request_id = _caller_request_id(scope) or str(uuid.uuid4())
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -49,6 +49,16 @@ class RequestIdMiddleware:
     def _count(self, owner: str, operation_id: str) -> None:
         with session_scope(self.context.sessions) as session:
             stats.increment(session, owner, stats.REQUESTS, operation_id)
+
+
+def _caller_request_id(scope: Scope) -> str | None:
+    """The caller's own ``X-Request-Id`` when it is 1-128 visible ASCII characters (contract)."""
+    for name, value in scope.get("headers", []):
+        if name == b"x-request-id":
+            if 1 <= len(value) <= 128 and all(0x21 <= byte <= 0x7E for byte in value):
+                return bytes(value).decode("ascii")
+            return None
+    return None
 
 
 def _owner(scope: Scope) -> str:

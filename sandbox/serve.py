@@ -7,6 +7,7 @@ connections (a client's base URL is that root + ``/api``), and stops cleanly on 
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
@@ -40,6 +41,18 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
         super().__init__(config)
         self._on_ready = on_ready
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn re-raises a captured SIGTERM after its graceful shutdown, so the process would
+        die by the signal; a sandbox that shut down cleanly exits 0 instead."""
+        with super().capture_signals():
+            try:
+                yield
+            finally:
+                captured = getattr(self, "_captured_signals", None)
+                if isinstance(captured, list):
+                    captured.clear()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)

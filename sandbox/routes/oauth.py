@@ -163,7 +163,7 @@ class AuthorizeRequest(BaseModel):
 def find_app_for_redirect(session: Session, client_id: str, redirect_uri: str) -> App:
     app = session.get(App, client_id)
     if app is None:
-        raise ApiError(422, VALIDATION_ERROR, "no app has this clientId", field="clientId")
+        raise not_found("app")
     if not tokens.is_allowed_redirect(app, redirect_uri):
         raise ApiError(
             422,

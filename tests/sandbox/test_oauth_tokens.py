@@ -427,3 +427,13 @@ def test_authorize_refuses_a_foreign_redirect_uri(admin: SandboxAdmin, biller_to
         "detail": "redirectUri is neither the app's registered redirect URI nor a loopback URI",
         "field": "redirectUri",
     }
+
+
+def test_authorize_an_unknown_app_is_404(admin: SandboxAdmin, biller_token) -> None:
+    answer = admin.api.post(
+        "/oauth2/authorize",
+        headers=biller_token.headers,
+        json={"clientId": "sbx_ci_nope", "redirectUri": "http://127.0.0.1:1/cb"},
+    )
+    assert answer.status_code == 404
+    assert answer.json()["errors"][0]["type"] == "NOT_FOUND"

@@ -15,6 +15,7 @@ import httpx
 
 from sandbox.config import RuntimeConfig, SandboxSettings
 from sandbox.serve import serve_in_thread
+from tests.support.contract_check import check_response
 
 
 @dataclass(frozen=True)
@@ -57,13 +58,21 @@ def _ok(response: httpx.Response) -> dict[str, Any]:
     return response.json() if response.content else {}
 
 
+def _read_and_check(response: httpx.Response) -> None:
+    response.read()
+    check_response(response)
+
+
 class SandboxAdmin:
     """Drives one running sandbox: ``root`` is its root URL, ``api`` a client on ``root/api``."""
 
     def __init__(self, root: str) -> None:
         self.root = root
         self.http = httpx.Client(base_url=root, timeout=30)
-        self.api = httpx.Client(base_url=f"{root}/api", timeout=30)
+        # Every API answer a test sees is checked against the contract.
+        self.api = httpx.Client(
+            base_url=f"{root}/api", timeout=30, event_hooks={"response": [_read_and_check]}
+        )
 
     def close(self) -> None:
         self.http.close()
