@@ -101,19 +101,23 @@ def _oauth_error(_request: Request, exc: Exception) -> JSONResponse:
 
 
 def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
-    """FastAPI's request validation: unreadable JSON is a 400, a bad field a 422."""
+    """FastAPI's request validation in the contract's terms (its error convention 9): an
+    unreadable body or a bad query/path parameter is a 400 ``BAD_REQUEST``; a readable body that
+    breaks a rule is a 422 ``VALIDATION_ERROR``. ``field`` names the offender either way."""
     assert isinstance(exc, RequestValidationError)
     errors = []
     status = 422
     for err in exc.errors():
-        loc = [str(part) for part in err.get("loc", ()) if part not in ("body", "query", "path")]
+        where, *path = [str(part) for part in err.get("loc", ())] or ["body"]
+        entry: dict[str, str] = {"type": VALIDATION_ERROR, "detail": str(err.get("msg", "invalid"))}
         if err.get("type") == "json_invalid":
+            entry = {"type": BAD_REQUEST, "detail": "the request body is not valid JSON"}
+        elif where in ("query", "path", "header"):
+            entry["type"] = BAD_REQUEST
+        if entry["type"] == BAD_REQUEST:
             status = 400
-            errors.append({"type": BAD_REQUEST, "detail": "the request body is not valid JSON"})
-            continue
-        entry = {"type": VALIDATION_ERROR, "detail": str(err.get("msg", "invalid value"))}
-        if loc:
-            entry["field"] = ".".join(loc)
+        if path and err.get("type") != "json_invalid":
+            entry["field"] = ".".join(path)
         errors.append(entry)
     return JSONResponse({"errors": errors}, status_code=status)
 

@@ -123,3 +123,11 @@ def test_admin_api_answers_loopback_clients_only_by_default(tmp_path, allow_remo
 
     response = asyncio.run(call())
     assert response.status_code == status
+
+
+def test_a_bad_query_parameter_is_400_naming_it(admin: SandboxAdmin, biller_token) -> None:
+    response = admin.api.get("/oauth2/authorization", headers=biller_token.headers)
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"type": "BAD_REQUEST", "detail": "Field required", "field": "clientId"}
+    ]
