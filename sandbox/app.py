@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
 
+from sandbox import billing_models  # noqa: F401 - registers the business tables
 from sandbox.config import SandboxSettings
 from sandbox.contract import load_contract
 from sandbox.db import init_schema, make_engine, make_session_factory
