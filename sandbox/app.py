@@ -15,12 +15,44 @@ from sandbox.db import init_schema, make_engine, make_session_factory
 from sandbox.deps import SandboxContext
 from sandbox.errors import install_error_handlers
 from sandbox.middleware import RequestIdMiddleware
-from sandbox.routes import admin, biller, consent, oauth, webhooks
+from sandbox.routes import (
+    admin,
+    admin_customers,
+    biller,
+    bulk_import,
+    catalogs,
+    consent,
+    customers,
+    invoices,
+    mandates,
+    oauth,
+    payment_requests,
+    payments,
+    schedules,
+    webhooks,
+    workflows,
+)
 
 API_PREFIX = "/api"
 # The routers that answer the contract's operations (paths relative to API_PREFIX); each route's
 # operation_id is the contract's operationId (tests/test_contract.py holds them to it).
-API_ROUTERS: tuple[APIRouter, ...] = (oauth.router, biller.router, webhooks.router)
+# Order matters where paths overlap: a path parameter matches any segment ("/customers/{id}"
+# would take "/customers/directdebitmandates"), so the routers with literal paths come first,
+# and inside a router ":action" and literal routes are declared before "/{id}".
+API_ROUTERS: tuple[APIRouter, ...] = (
+    oauth.router,
+    biller.router,
+    mandates.router,
+    customers.router,
+    invoices.router,
+    bulk_import.router,
+    payment_requests.router,
+    schedules.router,
+    payments.router,
+    catalogs.router,
+    workflows.router,
+    webhooks.router,
+)
 
 
 def _api_router() -> APIRouter:
@@ -59,5 +91,6 @@ def create_app(settings: SandboxSettings) -> FastAPI:
     app.include_router(_api_router())
     app.include_router(consent.router)
     app.include_router(admin.router)
+    app.include_router(admin_customers.router)
     app.add_middleware(RequestIdMiddleware, context=context)
     return app
