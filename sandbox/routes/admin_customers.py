@@ -1,4 +1,4 @@
-"""Routes of the contract's `admin_customers` operations (filled in by the sandbox-resources issue)."""
+"""Routes of the contract's `admin_customers` operations.."""
 
 from __future__ import annotations
 

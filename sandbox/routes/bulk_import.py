@@ -1,4 +1,4 @@
-"""Routes of the contract's `bulk_import` operations (filled in by the sandbox-resources issue)."""
+"""Routes of the contract's `bulk_import` operations.."""
 
 from __future__ import annotations
 

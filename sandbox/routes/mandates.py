@@ -1,4 +1,4 @@
-"""Routes of the contract's `mandates` operations (filled in by the sandbox-resources issue)."""
+"""Routes of the contract's `mandates` operations.."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routes of the contract's `payment_requests` operations (filled in by the sandbox-resources issue)."""
+"""Routes of the contract's `payment_requests` operations.."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routes of the contract's `schedules` operations (filled in by the sandbox-resources issue)."""
+"""Routes of the contract's `schedules` operations.."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Routes of the contract's `workflows` operations (filled in by the sandbox-resources issue)."""
+"""Routes of the contract's `workflows` operations.."""
 
 from __future__ import annotations
 
