@@ -33,6 +33,8 @@ def _refuse_read_only(operations: list[dict[str, Any]]) -> None:
     for op in operations:
         for key in ("path", "from"):
             pointer = op.get(key)
+            if key == "path" and pointer in ("", "/"):
+                raise ApiError(400, BAD_REQUEST, "patch the biller's fields, not the whole record")
             if isinstance(pointer, str) and op.get("op") != "test":
                 top = pointer.lstrip("/").split("/", 1)[0]
                 if top in billers.READ_ONLY_FIELDS:

@@ -129,3 +129,10 @@ def test_biller_that_no_longer_exists_is_404(admin: SandboxAdmin, tmp_path) -> N
         response = own.api.get("/biller", headers=tokens.headers)
     assert response.status_code == 404
     assert response.json()["errors"][0]["type"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("path", ["", "/"])
+def test_patching_the_whole_record_is_refused(admin: SandboxAdmin, biller_token, path) -> None:
+    response = _patch(admin, biller_token, f'[{{"op": "replace", "path": "{path}", "value": 1}}]')
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["type"] == "BAD_REQUEST"
