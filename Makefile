@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: help demo test soak bench lint format typecheck sandbox constraints browser-deps clean
+.PHONY: help install demo test soak fuzz bench lint format typecheck sandbox constraints browser-deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ test: $(STAMP) browser-deps ## the whole suite but the slow tests (what CI runs)
 soak: $(STAMP) ## the slow tests only
 	$(PY) -m pytest -m slow
 
+fuzz: $(STAMP) ## schemathesis against the sandbox, deeper than make test (200 examples per operation)
+	BILLOPS_FUZZ_EXAMPLES=$${BILLOPS_FUZZ_EXAMPLES:-200} $(PY) -m pytest tests/sandbox/test_schemathesis.py
+
 bench: $(STAMP) ## the benchmarks (ratios against a floor measured in the same run)
 	@ls bench/bench_*.py >/dev/null 2>&1 && for b in bench/bench_*.py; do $(PY) $$b; done \
 		|| echo "no benchmarks yet"
@@ -43,7 +46,7 @@ format: $(STAMP) ## apply ruff's formatting and safe fixes
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-typecheck: $(STAMP) ## mypy on billing_api and ledger
+typecheck: $(STAMP) ## mypy (strict) on billing_api, ledger, sandbox and billops
 	$(VENV)/bin/mypy
 
 sandbox: $(STAMP) ## serve the sandbox on 127.0.0.1:8765
