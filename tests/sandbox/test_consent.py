@@ -73,17 +73,7 @@ def test_cli_login_through_the_consent_page_with_a_loopback_redirect(admin: Sand
         assert receiver.arrived.wait(5)
     query = receiver.received[0]
     assert query["state"] == "st-42"
-    tokens = admin.token(
-        app,
-        grant_type="authorization_code",
-        code=query["code"],
-        redirect_uri=receiver.redirect_uri,
-    )
-    assert tokens.status_code == 200
-    me = admin.api.get(
-        "/biller", headers={"Authorization": f"Bearer {tokens.json()['access_token']}"}
-    )
-    assert me.json()["id"] == biller_id
+    assert admin.biller_behind_code(app, query["code"], receiver.redirect_uri) == biller_id
 
 
 def test_deny_redirects_with_access_denied(admin: SandboxAdmin) -> None:

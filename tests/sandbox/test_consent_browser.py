@@ -55,14 +55,4 @@ def test_person_approves_in_the_browser_and_the_cli_gets_a_code(
         page.close()
     query = receiver.received[0]
     assert query["state"] == "browser-1"
-    tokens = admin.token(
-        app,
-        grant_type="authorization_code",
-        code=query["code"],
-        redirect_uri=receiver.redirect_uri,
-    )
-    assert tokens.status_code == 200
-    me = admin.api.get(
-        "/biller", headers={"Authorization": f"Bearer {tokens.json()['access_token']}"}
-    )
-    assert me.json()["id"] == chosen
+    assert admin.biller_behind_code(app, query["code"], receiver.redirect_uri) == chosen

@@ -127,6 +127,14 @@ class SandboxAdmin:
             app, biller_id, data["access_token"], data["refresh_token"], data["expires_in"]
         )
 
+    def biller_behind_code(self, app: AppCredentials, code: str, redirect_uri: str) -> str:
+        """Exchange a code as a CLI login would; returns the id of the biller the token opens."""
+        tokens = _ok(
+            self.token(app, grant_type="authorization_code", code=code, redirect_uri=redirect_uri)
+        )
+        me = self.api.get("/biller", headers={"Authorization": f"Bearer {tokens['access_token']}"})
+        return str(_ok(me)["id"])
+
     def platform_token(self, app: AppCredentials | None = None) -> PlatformToken:
         app = app or self.create_app()
         data = _ok(self.token(app, grant_type="client_credentials"))
