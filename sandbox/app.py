@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
 
 from sandbox import billing_models  # noqa: F401 - registers the business tables
+from sandbox.bulk_worker import BulkImportWorker
 from sandbox.config import SandboxSettings
 from sandbox.contract import load_contract
 from sandbox.db import init_schema, make_engine, make_session_factory
@@ -72,11 +74,17 @@ def create_app(settings: SandboxSettings) -> FastAPI:
     engine = make_engine(settings.database_url)
     init_schema(engine)
     context = SandboxContext(settings=settings, sessions=make_session_factory(engine))
+    # Bulk import jobs are processed by this background thread, never inside a request.
+    bulk_worker = BulkImportWorker(context.sessions)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        yield
-        engine.dispose()
+        bulk_worker.start()
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(bulk_worker.stop)
+            engine.dispose()
 
     # FastAPI's generated schema is off: the contract document is the one the sandbox serves.
     app = FastAPI(

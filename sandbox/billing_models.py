@@ -13,7 +13,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sandbox.models import Base, DecimalText
@@ -40,7 +40,8 @@ class Customer(Base):
     ``document``: people, addresses, externalData, timezone. ``workflow_settings`` and
     ``payment_settings`` hold the two settings objects of the contract (payment settings carry the
     customer-level collection pause: ``pausedCollectionMethods``, ``collectionPausedUntil``).
-    ``body_hash`` makes create idempotent by body [C].
+    ``body_hash`` makes create idempotent by body [C]. ``search_text`` is the lower-case text the
+    list's ``searchText`` matches (name, externalId, people's names and emails).
     """
 
     __tablename__ = "customers"
@@ -50,6 +51,7 @@ class Customer(Base):
     name: Mapped[str] = mapped_column(String(255), index=True)
     external_id: Mapped[str | None] = mapped_column(String(255), index=True)
     body_hash: Mapped[str | None] = mapped_column(String(64))
+    search_text: Mapped[str | None] = mapped_column(Text)
     document: Mapped[dict[str, Any]]
     workflow_settings: Mapped[dict[str, Any]]
     payment_settings: Mapped[dict[str, Any]]
@@ -90,10 +92,10 @@ class Invoice(Base):
     customer_id: Mapped[str] = mapped_column(
         ForeignKey("customers.id", ondelete="RESTRICT"), index=True
     )
-    invoice_no: Mapped[str] = mapped_column(String(64))
+    invoice_no: Mapped[str] = mapped_column(String(255))
     status: Mapped[str] = mapped_column(String(32), index=True)
     status_reason_code: Mapped[str | None] = mapped_column(String(64))
-    description: Mapped[str | None] = mapped_column(String(1024))
+    description: Mapped[str | None] = mapped_column(String(4000))
     currency_code: Mapped[str] = mapped_column(String(3))
     items_tax_type: Mapped[str] = mapped_column(String(16))
     issue_date: Mapped[date]
@@ -135,7 +137,7 @@ class PaymentRequest(Base):
     status: Mapped[str] = mapped_column(String(32), index=True)
     status_reason_code: Mapped[str | None] = mapped_column(String(64))
     association_type: Mapped[str] = mapped_column(String(16))
-    description: Mapped[str] = mapped_column(String(1024))
+    description: Mapped[str] = mapped_column(String(4000))
     reference: Mapped[str | None] = mapped_column(String(255))
     currency_code: Mapped[str] = mapped_column(String(3))
     total_amount: Mapped[Decimal]

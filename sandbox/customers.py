@@ -1,7 +1,9 @@
 """Customers and their direct-debit state, as other resources need them.
 
-The customers router owns create/update; what lives here is what invoices and payment requests
-use too: rendering a customer, its current mandate, whether direct debit is available, and which
+Create and update live in :mod:`sandbox.customer_records`, listing in
+:mod:`sandbox.customer_query`, settings in :mod:`sandbox.customer_settings`, mandates in
+:mod:`sandbox.mandates`. What lives here is what invoices and payment requests use too:
+rendering a customer, its current mandate, whether direct debit is available, and which
 collection methods the customer pauses as a whole.
 """
 
@@ -13,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sandbox import customer_models  # noqa: F401 - registers cards, autopilot, catalogue tables
 from sandbox.billing_models import Customer, Mandate
 from sandbox.errors import not_found
 from sandbox.timefmt import iso

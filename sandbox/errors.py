@@ -108,7 +108,7 @@ def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     errors = []
     status = 422
     for err in exc.errors():
-        where, *path = [str(part) for part in err.get("loc", ())] or ["body"]
+        where, *path = list(err.get("loc", ())) or ["body"]
         entry: dict[str, str] = {"type": VALIDATION_ERROR, "detail": str(err.get("msg", "invalid"))}
         if err.get("type") == "json_invalid":
             entry = {"type": BAD_REQUEST, "detail": "the request body is not valid JSON"}
@@ -117,9 +117,20 @@ def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
         if entry["type"] == BAD_REQUEST:
             status = 400
         if path and err.get("type") != "json_invalid":
-            entry["field"] = ".".join(path)
+            entry["field"] = field_path(path)
         errors.append(entry)
     return JSONResponse({"errors": errors}, status_code=status)
+
+
+def field_path(parts: list[Any] | tuple[Any, ...]) -> str:
+    """The contract's dotted field path: ``items[0].quantity`` from ``("items", 0, "quantity")``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
 
 
 _STATUS_TYPES = {400: BAD_REQUEST, 401: UNAUTHORIZED, 403: FORBIDDEN, 404: NOT_FOUND}

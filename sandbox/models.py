@@ -196,6 +196,26 @@ class Webhook(Base):
     updated_at: Mapped[datetime]
 
 
+class AppWebhookSettings(Base):
+    """App-wide webhook settings: the signing secret (``PUT .../webhooks/digest``) and the
+    credentials presented to the app's target URLs (``PUT .../webhooks/auth``).
+
+    Unlike the app's client secret these are kept in clear: the service does not only check
+    them, it signs deliveries and authenticates to the targets with them.
+    """
+
+    __tablename__ = "app_webhook_settings"
+    client_id: Mapped[str] = mapped_column(
+        ForeignKey("apps.client_id", ondelete="CASCADE"), primary_key=True
+    )
+    signing_secret: Mapped[str | None] = mapped_column(String(128))
+    basic_username: Mapped[str | None] = mapped_column(String(255))
+    basic_password: Mapped[str | None] = mapped_column(String(1024))
+    api_key_header: Mapped[str | None] = mapped_column(String(255))
+    api_key_value: Mapped[str | None] = mapped_column(String(4096))
+    updated_at: Mapped[datetime]
+
+
 class Counter(Base):
     """What the service saw, for ``GET /_sandbox/stats``.
 

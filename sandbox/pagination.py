@@ -72,9 +72,14 @@ def paginate(
     """One page of ``query``, ordered by the requested sort then ``tiebreak`` (stable pages)."""
     clauses, shown = _order_by(request, sortable)
     total = session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
-    rows = session.scalars(
-        query.order_by(*clauses, tiebreak).offset(request.page * request.size).limit(request.size)
-    ).all()
+    offset = request.page * request.size
+    # A page past the end is empty; an offset past what a database integer holds must not reach
+    # the database (it answers an overflow error, not an empty page).
+    rows = (
+        session.scalars(query.order_by(*clauses, tiebreak).offset(offset).limit(request.size)).all()
+        if offset < total
+        else []
+    )
     info = {
         "page": request.page,
         "size": request.size,

@@ -1,7 +1,24 @@
-"""Routes of the contract's `payments` operations.."""
+"""Routes of the contract's `payments` operations: only ``POST /payments:import`` exists [C]."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 
-router = APIRouter()
+from sandbox.bodies import JsonBody, json_object
+from sandbox.deps import BillerDep, SessionDep
+from sandbox.payment_import import import_payment, public_payment
+
+router = APIRouter(tags=["payments"])
+
+
+@router.post(
+    "/payments:import",
+    operation_id="payments.import_payment",
+    summary="Import a payment against an invoice",
+)
+def import_(principal: BillerDep, session: SessionDep, body: JsonBody) -> dict[str, Any]:
+    """200 ``{payments: [...]}``: the IMPORTED payment(s) recorded against the invoice [C]."""
+    payments = import_payment(session, str(principal.biller_id), json_object(body))
+    return {"payments": [public_payment(payment) for payment in payments]}

@@ -1,37 +1,103 @@
-"""``/apps/{clientId}/webhooks``: an app's webhook subscriptions (platform token only)."""
+"""``/apps/{clientId}/webhooks``: an app's webhook subscriptions, its signing secret and the
+credentials presented to its targets (platform token of that app only; ``PlatformDep``).
+
+``/digest`` and ``/auth`` are declared before ``/{webhookId}``, which would match them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path, Response
 from sqlalchemy import select
 
+from sandbox import webhook_settings as hooks
+from sandbox.bodies import JsonBody, json_object
 from sandbox.deps import PlatformDep, SessionDep
 from sandbox.models import Webhook
-from sandbox.timefmt import iso
+from sandbox.validation import parse_body
 
 router = APIRouter(prefix="/apps/{clientId}/webhooks", tags=["webhooks"])
 
+WebhookIdPath = Annotated[str, Path(alias="webhookId", min_length=1)]
+
 
 def public(webhook: Webhook) -> dict[str, Any]:
-    return {
-        "id": webhook.id,
-        "clientId": webhook.client_id,
-        "url": webhook.url,
-        "name": webhook.name,
-        "description": webhook.description,
-        "events": list(webhook.events),
-        "enabled": webhook.enabled,
-        "creationTime": iso(webhook.created_at),
-        "lastUpdatedTime": iso(webhook.updated_at),
-    }
+    return hooks.public(webhook)
+
+
+@router.post(
+    "", operation_id="webhooks.create", status_code=201, summary="Create a webhook subscription"
+)
+def create_webhook(principal: PlatformDep, session: SessionDep, body: JsonBody) -> dict[str, Any]:
+    """Each call creates another subscription (``enabled: true``), even for the same url."""
+    data = parse_body(hooks.WebhookIn, json_object(body))
+    return public(hooks.create_webhook(session, principal.client_id, data))
 
 
 @router.get("", operation_id="webhooks.list", summary="List the app's webhooks")
 def list_webhooks(principal: PlatformDep, session: SessionDep) -> dict[str, Any]:
-    """``{"webhooksResponse": [...]}``, unpaged, as the spec shows."""
+    """``{"webhooksResponse": [...]}``, oldest first, unpaged, as the spec shows."""
     rows = session.scalars(
-        select(Webhook).where(Webhook.client_id == principal.client_id).order_by(Webhook.created_at)
+        select(Webhook)
+        .where(Webhook.client_id == principal.client_id)
+        .order_by(Webhook.created_at, Webhook.id)
     )
     return {"webhooksResponse": [public(row) for row in rows]}
+
+
+@router.put(
+    "/digest",
+    operation_id="webhooks.generate_signing_secret",
+    summary="Generate or replace the signing secret",
+)
+def generate_signing_secret(
+    principal: PlatformDep, session: SessionDep, response: Response
+) -> dict[str, str]:
+    """A new app-wide secret on every call; the old one stops signing at once."""
+    response.headers["Cache-Control"] = "no-store"
+    return {"secretKey": hooks.new_signing_secret(session, principal.client_id)}
+
+
+@router.put(
+    "/auth",
+    operation_id="webhooks.set_target_auth",
+    summary="Set the authentication used toward webhook targets",
+)
+def set_target_auth(principal: PlatformDep, session: SessionDep, body: JsonBody) -> dict[str, str]:
+    """Stored, never shown again; the answer is literally ``{"statusCode": "200"}``."""
+    data = parse_body(hooks.TargetAuthIn, json_object(body))
+    hooks.set_target_auth(session, principal.client_id, data)
+    return {"statusCode": "200"}
+
+
+@router.get(
+    "/{webhookId}", operation_id="webhooks.retrieve", summary="Retrieve a webhook subscription"
+)
+def retrieve_webhook(
+    principal: PlatformDep, session: SessionDep, webhook_id: WebhookIdPath
+) -> dict[str, Any]:
+    return public(hooks.get_webhook(session, principal.client_id, webhook_id))
+
+
+@router.put("/{webhookId}", operation_id="webhooks.update", summary="Update a webhook subscription")
+def update_webhook(
+    principal: PlatformDep, session: SessionDep, webhook_id: WebhookIdPath, body: JsonBody
+) -> dict[str, Any]:
+    """Replaces url, events, name and description; ``enabled`` keeps its value unless given."""
+    webhook = hooks.get_webhook(session, principal.client_id, webhook_id)
+    data = parse_body(hooks.WebhookIn, json_object(body))
+    return public(hooks.update_webhook(session, webhook, data))
+
+
+@router.delete(
+    "/{webhookId}",
+    operation_id="webhooks.delete",
+    status_code=204,
+    summary="Delete a webhook subscription",
+)
+def delete_webhook(
+    principal: PlatformDep, session: SessionDep, webhook_id: WebhookIdPath
+) -> Response:
+    session.delete(hooks.get_webhook(session, principal.client_id, webhook_id))
+    return Response(status_code=204)
