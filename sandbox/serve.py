@@ -28,7 +28,7 @@ def root_url(host: str, port: int) -> str:
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted connections only for sockets
-    # it knows to be TCP, and without it every keep-alive request waits ~40 ms (Nagle + delayed ACK).
+    # it knows to be TCP; without it each keep-alive request waits ~40 ms (Nagle + delayed ACK).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
