@@ -46,6 +46,13 @@ def sandbox_serve(
     allow_remote_admin: Annotated[
         bool, typer.Option(help="Let non-loopback clients use the unauthenticated /_sandbox API.")
     ] = False,
+    seed_demo: Annotated[
+        bool,
+        typer.Option(
+            help="Create demo data first (an app, 2 billers with customers, invoices, payment "
+            "requests); the app's credentials go to $BILLOPS_HOME/sandbox-demo.json."
+        ),
+    ] = False,
 ) -> None:
     """Serve the sandbox until SIGTERM or Ctrl-C. Prints one line: 'sandbox ready: URL'."""
     from sandbox.config import RuntimeConfig, SandboxSettings
@@ -53,8 +60,8 @@ def sandbox_serve(
 
     settings = BillopsSettings()
     if db is None:
-        settings.home.mkdir(parents=True, exist_ok=True)
         db = settings.sandbox_database_url
+    settings.home.mkdir(parents=True, exist_ok=True)
     serve(
         SandboxSettings(
             host=host,
@@ -66,7 +73,8 @@ def sandbox_serve(
                 platform_token_ttl=platform_token_ttl,
                 code_ttl=code_ttl,
             ),
-        )
+        ),
+        demo_credentials=settings.home / "sandbox-demo.json" if seed_demo else None,
     )
 
 

@@ -8,16 +8,21 @@ connections (a client's base URL is that root + ``/api``), and stops cleanly on 
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import uvicorn
+from fastapi import FastAPI
 
 from sandbox.app import create_app
 from sandbox.config import SandboxSettings
+from sandbox.db import session_scope
+from sandbox.seed import seed_demo
 
 
 def root_url(host: str, port: int) -> str:
@@ -62,10 +67,10 @@ class _Server(uvicorn.Server):
             self._on_ready()
 
 
-def _config(settings: SandboxSettings) -> uvicorn.Config:
+def _config(settings: SandboxSettings, app: FastAPI | None = None) -> uvicorn.Config:
     # warning level: the ready line is the only thing the sandbox prints while all is well.
     return uvicorn.Config(
-        create_app(settings),
+        app or create_app(settings),
         log_level="warning",
         access_log=False,
         lifespan="on",
@@ -73,15 +78,35 @@ def _config(settings: SandboxSettings) -> uvicorn.Config:
     )
 
 
-def serve(settings: SandboxSettings) -> None:
-    """Serve until SIGTERM / SIGINT (blocking)."""
+def seed_into(app: FastAPI, credentials_file: Path) -> str:
+    """Seed demo data; the app's credentials go to ``credentials_file`` (mode 0600), never to the
+    terminal. Returns the line to print: the client id, the biller ids and where the file is."""
+    with session_scope(app.state.sandbox.sessions) as session:
+        demo = seed_demo(session, billers=2, customers=6, seed=42)
+    credentials_file.parent.mkdir(parents=True, exist_ok=True)
+    credentials_file.touch(mode=0o600)
+    credentials_file.chmod(0o600)
+    credentials_file.write_text(json.dumps(demo, indent=2) + "\n", encoding="utf-8")
+    billers = ", ".join(b["billerId"] for b in demo["billers"])
+    return (
+        f"sandbox demo: app {demo['clientId']}, billers {billers}; "
+        f"client secret in {credentials_file}"
+    )
+
+
+def serve(settings: SandboxSettings, *, demo_credentials: Path | None = None) -> None:
+    """Serve until SIGTERM / SIGINT (blocking). With ``demo_credentials``, seed demo data first."""
     sock = _bind(settings.host, settings.port)
     port = sock.getsockname()[1]
+    app = create_app(settings)
+    demo_line = seed_into(app, demo_credentials) if demo_credentials else None
 
     def announce() -> None:
         print(f"sandbox ready: {root_url(settings.host, port)}", flush=True)
+        if demo_line:
+            print(demo_line, flush=True)
 
-    server = _Server(_config(settings), announce)
+    server = _Server(_config(settings, app), announce)
     try:
         server.run(sockets=[sock])
     finally:

@@ -17,6 +17,7 @@ from sandbox.db import clear_all
 from sandbox.deps import AdminGuard, ContextDep, SessionDep
 from sandbox.errors import VALIDATION_ERROR, ApiError, not_found
 from sandbox.models import App, Biller
+from sandbox.seed import seed_demo
 from sandbox.timefmt import iso
 
 router = APIRouter(prefix="/_sandbox", dependencies=[AdminGuard], include_in_schema=False)
@@ -145,6 +146,20 @@ def advance_clock(body: ClockAdvance, session: SessionDep) -> dict[str, Any]:
         target = max(target, until)
     state.set_clock_offset(session, state.clock_offset(session) + (target - current))
     return {"now": iso(target), "offsetSeconds": state.clock_offset(session).total_seconds()}
+
+
+class SeedRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    billers: int = Field(2, ge=1, le=20)
+    customers: int = Field(6, ge=1, le=200)
+    seed: int = 42
+
+
+@router.post("/seed", status_code=201)
+def seed(body: SeedRequest, session: SessionDep) -> dict[str, Any]:
+    """Demo data: an app (its secret is in this answer) and billers with customers, mandates,
+    catalogues, invoices and payment requests across statuses."""
+    return seed_demo(session, billers=body.billers, customers=body.customers, seed=body.seed)
 
 
 @router.post("/reset", status_code=204)

@@ -1,0 +1,187 @@
+"""Demo data: an app and billers with customers, mandates, catalogues, invoices and payment
+requests across their statuses, built through the same domain functions the API uses.
+
+Deterministic for a ``seed``: the same seed gives the same names, amounts and shapes (ids and
+times differ). Used by ``POST /_sandbox/seed`` and ``billops sandbox serve --seed-demo``.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from sandbox import billers as biller_records
+from sandbox import state, tokens
+from sandbox.catalogs import ensure_catalog
+from sandbox.customer_records import create_customer
+from sandbox.invoice_actions import activate, void_invoice
+from sandbox.invoicing import create_invoice
+from sandbox.mandates import create_or_get, set_status
+from sandbox.payment_import import import_payment
+from sandbox.payment_request_actions import create_payment_request
+from sandbox.payment_requests import mark_paid
+
+_TRADES = ["Plumbing", "Dental", "Accountancy", "Bakery", "Joinery", "Veterinary", "Florists"]
+_TOWNS = ["Leeds", "Bristol", "York", "Norwich", "Bath", "Derby", "Exeter", "Hull"]
+_FIRST = ["Amira", "Ben", "Chloe", "Dev", "Ellen", "Femi", "Grace", "Harry", "Isla", "Jack"]
+_LAST = ["Patel", "Jones", "Smith", "Okafor", "Brown", "Wilson", "Khan", "Evans", "Taylor"]
+# Mandate fate by customer position: direct debit ready, awaiting signature, none, cancelled.
+_MANDATES = ["ACTIVE", "CREATED", None, "CANCELLED", "PENDING", None]
+
+
+def seed_demo(session: Session, *, billers: int, customers: int, seed: int) -> dict[str, Any]:
+    """Create the demo data; returns the app's credentials and what each biller got."""
+    rng = random.Random(seed)
+    now = state.now(session)
+    app, secret = tokens.create_app(session, name="billops demo", redirect_uri=None, now=now)
+    created = []
+    for number in range(1, billers + 1):
+        town = rng.choice(_TOWNS)
+        name = f"{town} {rng.choice(_TRADES)} Ltd"
+        biller = biller_records.new_biller(name, {"statementName": name[:22].upper()}, now)
+        session.add(biller)
+        session.flush()
+        ensure_catalog(session, biller.id, now)
+        counts = {"customers": 0, "invoices": 0, "paymentRequests": 0}
+        for position in range(customers):
+            _seed_customer(session, rng, biller.id, number, position, counts)
+        created.append({"billerId": biller.id, "name": name, **counts})
+    return {
+        "clientId": app.client_id,
+        "clientSecret": secret,
+        "redirectUri": app.redirect_uri,
+        "seed": seed,
+        "billers": created,
+    }
+
+
+def _money(rng: random.Random, low: int, high: int) -> Decimal:
+    return Decimal(rng.randrange(low * 100, high * 100)) / 100
+
+
+def _seed_customer(
+    session: Session,
+    rng: random.Random,
+    biller_id: str,
+    biller_number: int,
+    position: int,
+    counts: dict[str, int],
+) -> None:
+    first, last = rng.choice(_FIRST), rng.choice(_LAST)
+    body = {
+        "name": f"{first} {last}",
+        "externalId": f"CUST-{biller_number}-{position + 1:03d}",
+        "people": [
+            {
+                "firstName": first,
+                "lastName": last,
+                "email": f"{first}.{last}.{biller_number}{position}@example.com".lower(),
+                "isPrimaryContact": True,
+                "isIncludedInCommunications": True,
+            }
+        ],
+        "addresses": [
+            {
+                "addressLine1": f"{position + 1} High Street",
+                "city": rng.choice(_TOWNS),
+                "postalCode": "AB1 2CD",
+                "country": "GB",
+            }
+        ],
+    }
+    now = state.now(session)
+    customer, _ = create_customer(session, biller_id, body, now)
+    counts["customers"] += 1
+    fate = _MANDATES[position % len(_MANDATES)]
+    if fate is not None:
+        mandate, _ = create_or_get(session, customer, None, now)
+        if fate != "CREATED":
+            set_status(mandate, "ACTIVE" if fate == "CANCELLED" else fate, None, now)
+        if fate == "CANCELLED":
+            set_status(mandate, "CANCELLED", "INSTRUCTION_CANCELLED_BY_PAYER", now)
+    _seed_invoices(
+        session,
+        rng,
+        biller_id,
+        customer.id,
+        direct_debit=fate in ("ACTIVE", "PENDING"),
+        counts=counts,
+    )
+    _seed_payment_requests(session, rng, biller_id, customer.id, counts)
+
+
+def _invoice_body(rng: random.Random, customer_id: str, due_in_days: int) -> dict[str, Any]:
+    lines = [
+        {
+            "description": rng.choice(["Monthly service", "Call-out", "Materials", "Consultation"]),
+            "quantity": Decimal(rng.randint(1, 4)),
+            "unitAmount": _money(rng, 20, 400),
+            "taxRate": Decimal(rng.choice([20, 20, 5, 0])),
+        }
+        for _ in range(rng.randint(1, 3))
+    ]
+    return {
+        "customer": {"id": customer_id},
+        "description": "Services rendered",
+        "itemsTaxType": "EXCLUSIVE",
+        "items": lines,
+        "dueInDays": due_in_days,
+    }
+
+
+def _seed_invoices(
+    session: Session,
+    rng: random.Random,
+    biller_id: str,
+    customer_id: str,
+    *,
+    direct_debit: bool,
+    counts: dict[str, int],
+) -> None:
+    """Four invoices: a draft, a sent one (SCHEDULED with a mandate, else UNPAID), one paid by an
+    imported payment, and a void one."""
+    today = state.now(session).date()
+    made = []
+    for due_in in (30, 14, 7, 21):
+        body = _invoice_body(rng, customer_id, due_in)
+        body["dueDate"] = (today + timedelta(days=body.pop("dueInDays"))).isoformat()
+        invoice, _ = create_invoice(session, biller_id, body)
+        made.append(invoice)
+    _draft, sent, paid, voided = made
+    method = "DIRECT_DEBIT_PAYMENT" if direct_debit else "ONE_TIME_PAYMENT"
+    activate(session, sent, {"collectionMethod": method})
+    activate(session, paid, {"collectionMethod": "ONE_TIME_PAYMENT"})
+    import_payment(
+        session,
+        biller_id,
+        {"invoiceId": paid.id, "amount": paid.total_amount, "reference": f"BACS-{paid.invoice_no}"},
+    )
+    void_invoice(session, voided, "raised twice by mistake")
+    counts["invoices"] += len(made)
+
+
+def _seed_payment_requests(
+    session: Session, rng: random.Random, biller_id: str, customer_id: str, counts: dict[str, int]
+) -> None:
+    """Three standalone payment requests: a draft, an unpaid one, a paid one."""
+    today = state.now(session).date()
+    for status in ("DRAFT", "UNPAID", "PAID"):
+        pr = create_payment_request(
+            session,
+            biller_id,
+            {
+                "customer": {"id": customer_id},
+                "description": rng.choice(["Deposit", "Annual membership", "Spare parts"]),
+                "totalAmount": _money(rng, 10, 900),
+                "currencyCode": "GBP",
+                "payByDate": (today + timedelta(days=rng.randint(5, 40))).isoformat(),
+                "distribution": {"approvedForSending": status != "DRAFT"},
+            },
+        )
+        if status == "PAID":
+            mark_paid(pr, state.now(session))
+        counts["paymentRequests"] += 1
