@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -31,23 +30,10 @@ HEADER = (
 FINAL = {"COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED"}
 
 
-@pytest.fixture(scope="module")
-def private(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SandboxAdmin, str]]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('bulk') / 'sandbox.db'}"
-    with running_sandbox(url) as admin:
-        yield admin, url
-
-
 @pytest.fixture
 def admin(private: tuple[SandboxAdmin, str]) -> SandboxAdmin:
+    """This module's own sandbox (see ``private`` in tests/sandbox/conftest.py)."""
     return private[0]
-
-
-@pytest.fixture(scope="module")
-def db(private: tuple[SandboxAdmin, str]) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(private[1])
-    yield make_session_factory(engine)
-    engine.dispose()
 
 
 # --- helpers ----------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ simulation reaches) by writing its database.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
@@ -14,32 +13,19 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox.db import make_engine, make_session_factory, session_scope
+from sandbox.db import session_scope
 from sandbox.schedule_models import Schedule
 from sandbox.schedules import add_months, number_of_occurrences, occurrence
-from tests.support.sandbox_admin import BillerTokens, SandboxAdmin, running_sandbox
+from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 
 INVOICES = "/schedules/invoices"
 REQUESTS = "/schedules/payment_requests"
 
 
-@pytest.fixture(scope="module")
-def private(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SandboxAdmin, str]]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('schedules') / 'sandbox.db'}"
-    with running_sandbox(url) as admin:
-        yield admin, url
-
-
 @pytest.fixture
 def admin(private: tuple[SandboxAdmin, str]) -> SandboxAdmin:
+    """This module's own sandbox (see ``private`` in tests/sandbox/conftest.py)."""
     return private[0]
-
-
-@pytest.fixture(scope="module")
-def db(private: tuple[SandboxAdmin, str]) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(private[1])
-    yield make_session_factory(engine)
-    engine.dispose()
 
 
 def _customer(admin: SandboxAdmin, tokens: BillerTokens, external_id: str = "C-1") -> str:

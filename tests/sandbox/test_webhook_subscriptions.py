@@ -7,36 +7,22 @@ and the target credentials, which the API never shows again) in its database.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from sandbox import webhook_settings
-from sandbox.db import make_engine, make_session_factory, session_scope
-from tests.support.sandbox_admin import PlatformToken, SandboxAdmin, running_sandbox
+from sandbox.db import session_scope
+from tests.support.sandbox_admin import PlatformToken, SandboxAdmin
 
 GOOD = {"url": "https://example.com/hooks", "events": ["invoice", "payment"]}
 
 
-@pytest.fixture(scope="module")
-def private(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SandboxAdmin, str]]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('webhooks') / 'sandbox.db'}"
-    with running_sandbox(url) as admin:
-        yield admin, url
-
-
 @pytest.fixture
 def admin(private: tuple[SandboxAdmin, str]) -> SandboxAdmin:
+    """This module's own sandbox (see ``private`` in tests/sandbox/conftest.py)."""
     return private[0]
-
-
-@pytest.fixture(scope="module")
-def db(private: tuple[SandboxAdmin, str]) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(private[1])
-    yield make_session_factory(engine)
-    engine.dispose()
 
 
 def _base(token: PlatformToken) -> str:
