@@ -5,15 +5,23 @@ the tests and the benchmarks run on a fresh machine. It shares nothing with ``bi
 that contract file, and no billops job imports it: the CLI loads it lazily
 (``billops sandbox serve``).
 
-Layout (one module per job):
+Layout (one module per job; routes are thin, the modules below do the work):
 
-- ``config``      start-up settings and the run-time overrides of ``POST /_sandbox/config``
-- ``db``/``models`` engine factory and tables (SQLite by default, any SQLAlchemy URL)
-- ``clock``       the sandbox's time: wall time plus an offset kept in the database
-- ``tokens``      OAuth: apps, authorization codes, grants, access and rotating refresh tokens
-- ``deps``        FastAPI dependencies: session, principal (biller / platform), admin guard
-- ``errors``      the contract's error bodies, rendered in one place
-- ``middleware``  ``X-Request-Id`` on every response and the per-operation request counters
-- ``routes/``     one router per section of the contract, plus ``admin`` and the consent page
-- ``serve``       uvicorn runners: the ``billops sandbox serve`` process and an in-thread server
+- infrastructure: ``app`` (``create_app``), ``serve`` (the process and the in-thread server),
+  ``config``, ``db``, ``models`` (Base, exact ``Money``, auth tables), ``billing_models`` (the
+  business tables), ``deps``, ``errors``, ``middleware``, ``pagination``, ``numbering``, ``state``
+  (run-time config, the clock), ``stats``, ``contract``, ``timefmt``, ``money``
+- input checking: ``bodies`` (exact JSON reading, ``Fields``) and ``validation`` (pydantic bodies);
+  both report ``field`` paths in the contract's ``items[0].quantity`` form
+- OAuth and billers: ``tokens``, ``billers``
+- customers: ``customers`` (shared helpers), ``customer_records``, ``customer_query``,
+  ``customer_settings``, ``customer_models``, ``mandates``, ``cards``, ``catalogs``, ``workflows``
+- invoicing: ``invoicing``, ``invoice_lines`` (tax per line), ``invoice_actions``, ``instalments``,
+  ``invoice_pdf``, ``payment_requests``, ``payment_request_actions``, ``collection`` (pause and
+  resume, the effective collection state), ``payment_import``
+- bulk import: ``bulk_csv`` (reading the file), ``bulk_import`` (jobs), ``bulk_apply`` (rows),
+  ``bulk_worker`` (the background thread), ``import_models``
+- schedules: ``schedules``, ``schedule_bodies``, ``schedule_models``; webhooks: ``webhook_settings``
+- ``seed``: demo data; ``routes/``: one router per section of the contract, ``admin`` and
+  ``admin_customers`` (``/_sandbox``), ``consent`` (``/auth/login``)
 """
