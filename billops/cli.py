@@ -53,11 +53,24 @@ def sandbox_serve(
             "requests); the app's credentials go to $BILLOPS_HOME/sandbox-demo.json."
         ),
     ] = False,
+    faults: Annotated[
+        str,
+        typer.Option(
+            help="Inject faults into /api (off by default), e.g. 'latency=50ms,jitter=10ms,"
+            "error_rate=0.1,rate_limit=0.05,retry_after=1,drop_after_commit=0.05,seed=7' "
+            "(also error_status=500|503, path_prefix=/api/..., method=POST)."
+        ),
+    ] = "",
 ) -> None:
     """Serve the sandbox until SIGTERM or Ctrl-C. Prints one line: 'sandbox ready: URL'."""
     from sandbox.config import RuntimeConfig, SandboxSettings
+    from sandbox.faults import FaultSpecError, parse_faults
     from sandbox.serve import serve
 
+    try:
+        fault_plan = parse_faults(faults)
+    except FaultSpecError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--faults'") from None
     settings = BillopsSettings()
     if db is None:
         db = settings.sandbox_database_url
@@ -68,6 +81,7 @@ def sandbox_serve(
             port=port,
             database_url=db,
             admin_allow_remote=allow_remote_admin,
+            faults=fault_plan,
             runtime=RuntimeConfig(
                 access_token_ttl=access_token_ttl,
                 platform_token_ttl=platform_token_ttl,

@@ -22,6 +22,11 @@ Layout (one module per job; routes are thin, the modules below do the work):
 - bulk import: ``bulk_csv`` (reading the file), ``bulk_import`` (jobs), ``bulk_apply`` (rows),
   ``bulk_worker`` (the background thread), ``import_models``
 - schedules: ``schedules``, ``schedule_bodies``, ``schedule_models``; webhooks: ``webhook_settings``
-- ``seed``: demo data; ``routes/``: one router per section of the contract, ``admin`` and
-  ``admin_customers`` (``/_sandbox``), ``consent`` (``/auth/login``)
+- events and delivery: ``events`` (``emit``: an outbox row in the caller's transaction),
+  ``event_models``, ``webhook_delivery`` (the worker: signing, attempts, backoff)
+- fault injection: ``faults`` (the plan, the ``--faults`` string, the middleware)
+- hosted pages: ``mandate_signing``, ``card_payments``, ``test_accounts``, ``page_html``
+- ``seed``: demo data; ``routes/``: one router per section of the contract, ``pages``
+  (``/dd-mandate``, ``/pay``), ``consent`` (``/auth/login``), and the admin API (``/_sandbox``):
+  ``admin``, ``admin_customers``, ``admin_faults``, ``admin_webhooks``
 """

@@ -16,10 +16,13 @@ from sandbox.contract import load_contract
 from sandbox.db import init_schema, make_engine, make_session_factory
 from sandbox.deps import SandboxContext
 from sandbox.errors import install_error_handlers
+from sandbox.faults import FaultMiddleware, FaultState, SandboxFastAPI
 from sandbox.middleware import RequestIdMiddleware
 from sandbox.routes import (
     admin,
     admin_customers,
+    admin_faults,
+    admin_webhooks,
     biller,
     bulk_import,
     catalogs,
@@ -28,12 +31,14 @@ from sandbox.routes import (
     invoices,
     mandates,
     oauth,
+    pages,
     payment_requests,
     payments,
     schedules,
     webhooks,
     workflows,
 )
+from sandbox.webhook_delivery import WebhookDeliveryWorker
 
 API_PREFIX = "/api"
 # The routers that answer the contract's operations (paths relative to API_PREFIX); each route's
@@ -76,18 +81,23 @@ def create_app(settings: SandboxSettings) -> FastAPI:
     context = SandboxContext(settings=settings, sessions=make_session_factory(engine))
     # Bulk import jobs are processed by this background thread, never inside a request.
     bulk_worker = BulkImportWorker(context.sessions)
+    # Webhook events are delivered by background threads too (sandbox.webhook_delivery).
+    webhook_worker = WebhookDeliveryWorker(context.sessions, settings.runtime)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         bulk_worker.start()
+        webhook_worker.start()
         try:
             yield
         finally:
             await anyio.to_thread.run_sync(bulk_worker.stop)
+            await anyio.to_thread.run_sync(webhook_worker.stop)
             engine.dispose()
 
     # FastAPI's generated schema is off: the contract document is the one the sandbox serves.
-    app = FastAPI(
+    # SandboxFastAPI: lets the fault middleware close a connection without an answer.
+    app = SandboxFastAPI(
         title="billops sandbox",
         openapi_url=None,
         docs_url=None,
@@ -98,7 +108,13 @@ def create_app(settings: SandboxSettings) -> FastAPI:
     install_error_handlers(app)
     app.include_router(_api_router())
     app.include_router(consent.router)
+    app.include_router(pages.router)
     app.include_router(admin.router)
     app.include_router(admin_customers.router)
+    app.include_router(admin_webhooks.router)
+    app.state.faults = FaultState(settings.faults)
+    app.include_router(admin_faults.router)
+    # Inside RequestIdMiddleware (added after it), so injected answers carry X-Request-Id too.
+    app.add_middleware(FaultMiddleware, faults=app.state.faults)
     app.add_middleware(RequestIdMiddleware, context=context)
     return app

@@ -74,6 +74,9 @@ class Mandate(Base):
     can_be_reinstated: Mapped[bool] = mapped_column(default=False)
     redirect_url: Mapped[str | None] = mapped_column(String(2048))
     bank_account_number: Mapped[str | None] = mapped_column(String(16))
+    # Which documented test account signed it (sandbox.test_accounts.KINDS): decides what the
+    # simulation does with the mandate and its collections. Null until signed on the page.
+    test_account_kind: Mapped[str | None] = mapped_column(String(32))
     authorisation_time: Mapped[datetime | None]
     submission_time: Mapped[datetime | None]
     distribution_time: Mapped[datetime | None]

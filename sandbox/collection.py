@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sandbox import state
+from sandbox import events, state
 from sandbox.billing_models import Customer, Invoice, PaymentRequest
 from sandbox.customers import current_mandate, direct_debit_available, paused_methods
 from sandbox.errors import BAD_REQUEST, ApiError
@@ -118,6 +118,7 @@ def _set(
         if changed != (pr.collection_override or {}):
             pr.collection_override = changed
             pr.updated_at = now  # pollers of lastUpdatedStartTime see it; a repeat changes nothing
+            events.payment_request_event(session, pr, f"PAYMENT_REQUEST_COLLECTION_{value}")
 
 
 def pause(

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox.faults import FaultPlan
+
 RefreshReusePolicy = Literal["reject", "revoke_family"]
 
 
@@ -25,6 +27,14 @@ class RuntimeConfig(BaseModel):
     platform_token_ttl: int = Field(3600, alias="platformTokenTtl", ge=1)
     code_ttl: int = Field(600, alias="codeTtl", ge=1)
     refresh_reuse_policy: RefreshReusePolicy = Field("reject", alias="refreshReusePolicy")
+    # Webhook delivery (wall time; tests set milliseconds): the wait before retry n is
+    # base * 2**(n-1) plus up to 50% jitter, capped; delivery stops after the attempts or the
+    # window (the real service: 185 attempts within 24 h) [C]; a target gets ``timeout`` s [I].
+    webhook_retry_base_seconds: float = Field(5.0, alias="webhookRetryBaseSeconds", gt=0)
+    webhook_retry_max_seconds: float = Field(600.0, alias="webhookRetryMaxSeconds", gt=0)
+    webhook_max_attempts: int = Field(185, alias="webhookMaxAttempts", ge=1, le=1000)
+    webhook_retry_window_seconds: float = Field(86400.0, alias="webhookRetryWindowSeconds", gt=0)
+    webhook_timeout_seconds: float = Field(10.0, alias="webhookTimeoutSeconds", gt=0, le=300)
 
 
 class SandboxSettings(BaseModel):
@@ -36,3 +46,5 @@ class SandboxSettings(BaseModel):
     runtime: RuntimeConfig = Field(default_factory=lambda: RuntimeConfig())
     # The admin API has no authentication; by default only loopback clients may use it.
     admin_allow_remote: bool = False
+    # Fault injection at start-up (``--faults``); off by default, changed by /_sandbox/faults.
+    faults: FaultPlan = Field(default_factory=lambda: FaultPlan())

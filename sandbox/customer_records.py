@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from sandbox import events
 from sandbox.billing_models import Customer
 from sandbox.validation import ValidationFailed, check_email, invalid, parse_body
 
@@ -193,6 +194,7 @@ def create_customer(
             select(Customer).where(Customer.biller_id == biller_id, Customer.body_hash == digest)
         ).one()
         return existing, False
+    _emit(session, customer, "CUSTOMER_CREATED")
     return customer, True
 
 
@@ -206,7 +208,13 @@ def update_customer(
     _check_external_id(session, customer.biller_id, data.externalId, customer.id)
     if _apply(customer, data, customer.document or {}):
         customer.updated_at = now
+        _emit(session, customer, "CUSTOMER_UPDATED")
     return customer
+
+
+def _emit(session: Session, customer: Customer, name: str) -> None:
+    ids = {"customerId": customer.id}
+    events.emit(session, biller_id=customer.biller_id, kind="customer", type=name, ids=ids)
 
 
 def require_body_id(body: Any) -> str:

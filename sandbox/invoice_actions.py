@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sandbox import instalments, state
+from sandbox import events, instalments, state
 from sandbox.billing_models import Invoice, PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.errors import INVALID_STATE, VALIDATION_ERROR, ApiError
@@ -131,8 +131,10 @@ def activate(session: Session, invoice: Invoice, body: dict[str, Any]) -> None:
     }
     invoice.status_reason_code = None
     invoice.updated_at = now
+    events.invoice_event(session, invoice, "INVOICE_ACTIVATED")
     if _left(invoice) <= 0:
         invoice.status = "PAID"
+        events.invoice_event(session, invoice, "INVOICE_PAID")
         return
     invoice.status = status
     raise_payment_requests(session, invoice, _left(invoice), now)
@@ -148,7 +150,9 @@ def void_invoice(session: Session, invoice: Invoice, reason: str | None) -> None
         if pr.status in REQUEST_OPEN:
             pr.status = "VOID"
             pr.updated_at = now
+            events.payment_request_event(session, pr, "PAYMENT_REQUEST_VOIDED")
     invoice.status = "VOID"
+    events.invoice_event(session, invoice, "INVOICE_VOIDED")
     invoice.status_reason_code = None
     invoice.document = {**(invoice.document or {}), "voidReason": reason}
     invoice.updated_at = now
@@ -165,6 +169,7 @@ def settle_if_paid(session: Session, invoice: Invoice, now: datetime) -> None:
             mark_paid(pr, now)
     invoice.status = "PAID"
     invoice.updated_at = now
+    events.invoice_event(session, invoice, "INVOICE_PAID")
 
 
 def mark_invoice_paid(session: Session, invoice: Invoice) -> None:
@@ -177,6 +182,7 @@ def mark_invoice_paid(session: Session, invoice: Invoice) -> None:
         if pr.status in REQUEST_OPEN:
             mark_paid(pr, now)
     invoice.status = "PAID"
+    events.invoice_event(session, invoice, "INVOICE_PAID")
     invoice.document = {**(invoice.document or {}), "markedAsPaid": True}
     invoice.updated_at = now
 
@@ -204,6 +210,7 @@ def update_invoice(session: Session, invoice: Invoice, body: dict[str, Any]) -> 
     if plan_changed and invoice.status != "DRAFT" and has_payments:
         raise invalid_state("an invoice with payments cannot change its instalment plan")
     apply_input(invoice, data, now)
+    events.invoice_event(session, invoice, "INVOICE_UPDATED")
     if invoice.status == "DRAFT":
         return
     if plan_changed:

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sandbox import collection, instalments, state
+from sandbox import collection, events, instalments, state
 from sandbox.billing_models import Customer, Invoice, PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.customers import public_customer
@@ -202,6 +202,7 @@ def create_invoice(session: Session, biller_id: str, body: dict[str, Any]) -> tu
         if found is None:
             raise
         return found, False
+    events.invoice_event(session, invoice, "INVOICE_CREATED")
     return invoice, True
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sandbox import events
 from sandbox.billing_models import Customer, Mandate
 from sandbox.customers import mandate_url
 from sandbox.errors import INVALID_STATE, ApiError, not_found
@@ -112,6 +113,7 @@ def create_or_get(
     )
     session.add(mandate)
     session.flush()
+    events.mandate_event(session, mandate, "DIRECT_DEBIT_MANDATE_INITIATED")
     return mandate, True
 
 
@@ -126,6 +128,7 @@ def cancel(mandate: Mandate, now: datetime) -> Mandate:
     # Only a mandate the payer signed can be brought back.
     mandate.can_be_reinstated = mandate.authorisation_time is not None
     mandate.updated_at = now
+    events.mandate_event(events.session_of(mandate), mandate, "DIRECT_DEBIT_MANDATE_CANCELLED")
     return mandate
 
 
@@ -147,6 +150,7 @@ def reinstate(session: Session, mandate: Mandate, now: datetime) -> Mandate:
     mandate.status_reason_code = "REINSTATED"
     mandate.can_be_reinstated = False
     mandate.updated_at = now
+    events.mandate_event(session, mandate, "DIRECT_DEBIT_MANDATE_REINSTATED")
     return mandate
 
 

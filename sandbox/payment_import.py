@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sandbox import state
+from sandbox import events, state
 from sandbox.billing_models import Invoice, Payment, PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.invoice_actions import settle_if_paid
@@ -85,6 +85,7 @@ def _record(
         **how,
     )
     session.add(payment)
+    events.payment_event(session, payment, "PAYMENT_IMPORTED")
     if pr is not None:
         pr.paid_amount += amount
         pr.updated_at = now

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sandbox import state
+from sandbox import events, state
 from sandbox.billing_models import PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.errors import INVALID_STATE, VALIDATION_ERROR, ApiError
@@ -145,6 +145,7 @@ def update_payment_request(session: Session, pr: PaymentRequest, body: dict[str,
     pr.pay_by_date = fields.date("payByDate")
     pr.document = {**(pr.document or {}), "redirectUrl": _redirect_url(fields)}
     pr.updated_at = now
+    events.payment_request_event(session, pr, "PAYMENT_REQUEST_UPDATED")
     _apply_distribution(pr, changes, now)
     if pr.paid_amount > 0 and due_amount(pr) == 0:
         mark_paid(pr, now)
@@ -177,6 +178,7 @@ def update_distribution(
     now = state.now(session)
     for pr in requests:
         _apply_distribution(pr, changes, now)
+        events.payment_request_event(session, pr, "PAYMENT_REQUEST_UPDATED")
     return requests
 
 

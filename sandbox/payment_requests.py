@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sandbox import collection, state
+from sandbox import collection, events, state
 from sandbox.billing_models import Customer, PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.customer_models import Workflow
@@ -219,6 +219,7 @@ def new_payment_request(
         **values,
     )
     session.add(pr)
+    events.payment_request_event(session, pr, "PAYMENT_REQUEST_CREATED")
     return pr
 
 
@@ -277,6 +278,7 @@ def send(pr: PaymentRequest, status: str, now: datetime, **distribution: Any) ->
     pr.distribution = {**(pr.distribution or {}), **distribution, "approvedForSending": True}
     pr.distribution_time = now
     pr.updated_at = now
+    events.payment_request_event(events.session_of(pr), pr, "PAYMENT_REQUEST_ACTIVATED")
 
 
 def void(pr: PaymentRequest, now: datetime) -> None:
@@ -287,6 +289,7 @@ def void(pr: PaymentRequest, now: datetime) -> None:
         raise invalid_state(f"payment request in status {pr.status} cannot be voided")
     pr.status = "VOID"
     pr.updated_at = now
+    events.payment_request_event(events.session_of(pr), pr, "PAYMENT_REQUEST_VOIDED")
 
 
 def mark_paid(pr: PaymentRequest, now: datetime) -> None:
@@ -296,3 +299,4 @@ def mark_paid(pr: PaymentRequest, now: datetime) -> None:
     pr.status = "PAID"
     pr.paid_time = now
     pr.updated_at = now
+    events.payment_request_event(events.session_of(pr), pr, "PAYMENT_REQUEST_PAID")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sandbox import billers, state, stats, tokens
@@ -163,8 +163,10 @@ def seed(body: SeedRequest, session: SessionDep) -> dict[str, Any]:
 
 
 @router.post("/reset", status_code=204)
-def reset(context: ContextDep) -> Response:
-    """Forget everything: apps, billers, tokens, counters, config overrides, the clock offset."""
+def reset(context: ContextDep, request: Request) -> Response:
+    """Forget everything: apps, billers, tokens, counters, config overrides, the clock offset;
+    fault injection goes back to what the sandbox was started with."""
     engine = context.sessions.kw["bind"]
     clear_all(engine)
+    request.app.state.faults.configure(context.settings.faults)
     return Response(status_code=204)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from sandbox import cards, mandates, state
+from sandbox import cards, events, mandates, state
 from sandbox.billing_models import Customer
 from sandbox.customers import current_mandate
 from sandbox.deps import AdminGuard, SessionDep
@@ -22,6 +22,19 @@ router = APIRouter(prefix="/_sandbox", dependencies=[AdminGuard], include_in_sch
 
 CustomerIdPath = Annotated[str, Path(alias="customerId")]
 MandateStatus = Literal["CREATED", "PENDING", "ACTIVE", "CANCELLED", "MIGRATING"]
+
+
+# The event a forced move emits: what the payer, the bank or Bacs doing the same would emit.
+_INTO = {
+    "CANCELLED": "DIRECT_DEBIT_MANDATE_CANCELLED",
+    "ACTIVE": "DIRECT_DEBIT_MANDATE_ACTIVE",
+    "MIGRATING": "DIRECT_DEBIT_MANDATE_MIGRATING",
+}
+FORCED_EVENTS = {
+    **{(old, new): name for new, name in _INTO.items() for old in mandates.STATUSES if old != new},
+    ("CREATED", "PENDING"): "DIRECT_DEBIT_MANDATE_SIGNED",
+    ("CANCELLED", "PENDING"): "DIRECT_DEBIT_MANDATE_REINSTATED",
+}
 
 
 class MandateForce(BaseModel):
@@ -59,6 +72,7 @@ def force_mandate(
     mandate = current_mandate(session, customer.id)
     if mandate is None:
         mandate, _ = mandates.create_or_get(session, customer, None, now)
+    before = mandate.status
     mandates.set_status(
         mandate,
         data.status,
@@ -67,6 +81,8 @@ def force_mandate(
         can_be_reinstated=data.canBeReinstated,
         bank_account_number=data.bankAccountNumber,
     )
+    if (name := FORCED_EVENTS.get((before, mandate.status))) is not None:
+        events.mandate_event(session, mandate, name)
     return mandates.public(session, mandate, root_of(request))
 
 

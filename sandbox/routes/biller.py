@@ -8,7 +8,7 @@ import jsonpatch
 import jsonpointer
 from fastapi import APIRouter, Body
 
-from sandbox import billers, state
+from sandbox import billers, events, state
 from sandbox.deps import BillerDep, SessionDep
 from sandbox.errors import BAD_REQUEST, READ_ONLY_FIELD, ApiError, not_found
 from sandbox.models import Biller
@@ -56,6 +56,9 @@ def update_biller(
         raise ApiError(400, BAD_REQUEST, f"the patch cannot be applied: {exc}") from exc
     for field in billers.READ_ONLY_FIELDS:
         patched.pop(field, None)
-    biller.document = billers.validate_document(patched)
+    document = billers.validate_document(patched)
+    if document != biller.document:
+        events.emit(session, biller_id=biller.id, kind="biller", type="BILLER_UPDATED", ids={})
+    biller.document = document
     biller.updated_at = state.now(session)
     return billers.public(biller)

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Path, Query, Response
 from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.sql.expression import ClauseList
 
-from sandbox import collection, invoice_actions, state
+from sandbox import collection, events, invoice_actions, state
 from sandbox.billing_models import Customer, Invoice
 from sandbox.bodies import Fields, JsonBody, RootDep, json_object, refuse_nul
 from sandbox.deps import BillerDep, SessionDep
@@ -252,6 +252,7 @@ def _remember_override(
     if override != current:
         invoice.document = {**document, "collectionOverride": override}
         invoice.updated_at = state.now(session)
+        events.invoice_event(session, invoice, f"INVOICE_COLLECTION_{value}")
 
 
 @router.get("/invoices/{id}", operation_id="invoices.retrieve", summary="Retrieve an invoice")

@@ -131,3 +131,12 @@ def test_a_bad_query_parameter_is_400_naming_it(admin: SandboxAdmin, biller_toke
     assert response.json()["errors"] == [
         {"type": "BAD_REQUEST", "detail": "Field required", "field": "clientId"}
     ]
+
+
+def test_reset_also_clears_injected_faults(tmp_path) -> None:
+    with running_sandbox(f"sqlite:///{tmp_path}/s.db") as admin:
+        plan = admin.http.post("/_sandbox/faults", json={"rules": [{"errorRate": 1.0}]})
+        assert plan.status_code == 200, plan.text
+        assert admin.api.get("/biller").status_code == 500
+        admin.reset()
+        assert admin.api.get("/biller").status_code == 401

@@ -1,0 +1,150 @@
+"""A person uses the hosted pages in a real browser (Debian's chromium via Playwright): signs a
+Direct Debit mandate and is sent back to the customer's ``redirectUrl``; pays a payment request
+with the test card.
+
+A mandate's ``redirectUrl`` must be https (the contract), so the loopback receiver standing in
+for the biller's app speaks TLS with a certificate made for the test; the browser context is told
+to accept it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import os
+import ssl
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.sandbox.billing_helpers import get, new_customer, new_payment_request, ok
+from tests.support.loopback import LoopbackReceiver, loopback_receiver
+from tests.support.sandbox_admin import SandboxAdmin
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM}: run `make browser-deps`")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def _self_signed(directory: Path) -> ssl.SSLContext:
+    """A server TLS context with a one-day certificate for 127.0.0.1."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(hours=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return context
+
+
+def _https(receiver: LoopbackReceiver, context: ssl.SSLContext) -> str:
+    """Serve the receiver over TLS (its socket wrapped in place; the handshake happens in the
+    request's thread) and return its https callback address."""
+    server = receiver._server
+    server.socket = context.wrap_socket(
+        server.socket, server_side=True, do_handshake_on_connect=False
+    )
+    return receiver.redirect_uri.replace("http://", "https://", 1)
+
+
+def test_person_signs_a_mandate_and_returns_to_the_biller_s_app(
+    browser, admin: SandboxAdmin, biller_token, tmp_path
+) -> None:
+    pytest.importorskip("cryptography")
+    customer = new_customer(admin, biller_token, name="Browser Customer Ltd")
+    with loopback_receiver() as receiver:
+        callback = _https(receiver, _self_signed(tmp_path)) + "?signed=yes"
+        mandate = ok(
+            admin.api.put(
+                f"/customers/{customer['id']}/directdebitmandates",
+                headers=biller_token.headers,
+                json={"redirectUrl": callback},
+            )
+        )
+        context = browser.new_context(ignore_https_errors=True)
+        page = context.new_page()
+        page.goto(mandate["url"])
+        assert page.title() == "Set up a Direct Debit"
+        page.get_by_label("Account holder name").fill("Jane Doe")
+        page.get_by_label("Sort code").fill("10-88-00")
+        page.get_by_label("Account number").fill("00012345")
+        page.get_by_label("I am the account holder").check()
+        page.get_by_role("button", name="Set up Direct Debit").click()
+        page.wait_for_selector("#done")
+        page.screenshot(path=str(tmp_path / "after-signing.png"))
+        context.close()
+        assert receiver.arrived.wait(5)
+    assert receiver.received[0] == {"signed": "yes"}
+    after = get(admin, biller_token, f"/customers/directdebitmandates/{mandate['id']}")
+    assert after["status"] == "PENDING"
+    assert after["bankAccountNumber"] == "****2345"
+
+
+def test_person_pays_a_payment_request_with_the_test_card(
+    browser, admin: SandboxAdmin, biller_token
+) -> None:
+    customer = new_customer(admin, biller_token)
+    pr = new_payment_request(admin, biller_token, customer["id"], totalAmount=42.5)
+    body = {"collectionMethod": "ONE_TIME_PAYMENT"}
+    path = f"/payment_requests/{pr['id']}:activate"
+    ok(admin.api.put(path, headers=biller_token.headers, json=body))
+    page = browser.new_page()
+    page.goto(pr["paymentLink"]["url"])
+    page.get_by_label("Name on card").fill("Jane Doe")
+    page.get_by_label("Card number").fill("4000 0566 5566 5556")
+    page.get_by_label("Expiry date (MM/YY)").fill("03/30")
+    page.get_by_label("Security code (CVC)").fill("737")
+    page.get_by_label("Save this card for future payments").check()
+    page.get_by_role("button", name="Pay £42.50").click()
+    page.wait_for_selector("#done")
+    page.close()
+    assert get(admin, biller_token, f"/payment_requests/{pr['id']}")["status"] == "PAID"
+    cards = get(admin, biller_token, f"/customers/{customer['id']}/cards_on_file")
+    assert [card["last4"] for card in cards["cardsOnFile"]] == ["5556"]
