@@ -17,8 +17,8 @@ class RequestIdMiddleware:
     """Tag each response with ``X-Request-Id`` and count it under the contract's operationId.
 
     A pure ASGI middleware (not ``BaseHTTPMiddleware``) so streamed bodies pass untouched. The
-    counter is written after the response went out, in its own transaction, so a failing route
-    still counts and the count never delays the answer.
+    counter is written in its own transaction just before the last byte of the answer goes out
+    (so a test that reads the stats next sees it), or after the app when there was no answer.
     """
 
     def __init__(self, app: ASGIApp, context: SandboxContext) -> None:
@@ -30,21 +30,30 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send)
             return
         request_id = _caller_request_id(scope) or str(uuid.uuid4())
+        counted = False
+
+        async def count_once() -> None:
+            nonlocal counted
+            operation_id = getattr(scope.get("route"), "operation_id", None)
+            if operation_id and not counted:
+                counted = True
+                await anyio.to_thread.run_sync(self._count, _owner(scope), operation_id)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 headers.append((b"x-request-id", request_id.encode()))
                 message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                # Count before the last byte leaves: a client that reads the stats right after
+                # its answer must see its own request counted.
+                await count_once()
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            operation_id = getattr(scope.get("route"), "operation_id", None)
-            if operation_id:
-                owner = _owner(scope)
-                await anyio.to_thread.run_sync(self._count, owner, operation_id)
+            await count_once()  # a request that ended without an answer counts too
 
     def _count(self, owner: str, operation_id: str) -> None:
         with session_scope(self.context.sessions) as session:

@@ -60,6 +60,10 @@ def clock_offset(session: Session) -> timedelta:
     return timedelta(seconds=float(value.get("offsetSeconds", 0)))
 
 
+def clock_is_set(session: Session) -> bool:
+    return _read(session, _CLOCK_KEY) is not None
+
+
 def set_clock_offset(session: Session, offset: timedelta) -> None:
     _write(session, _CLOCK_KEY, {"offsetSeconds": offset.total_seconds()})
 

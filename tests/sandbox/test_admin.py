@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import date, timedelta
 
 import httpx
 import pytest
@@ -81,8 +82,13 @@ def test_clock_moves_forward_only(tmp_path) -> None:
         assert moved["now"] > start["now"]
         back = admin.http.post("/_sandbox/clock/advance", json={"until": "2001-01-01"})
         assert back.status_code == 422
-        until = admin.advance_clock(until="2099-01-01")
-        assert until["now"].startswith("2099-01-01T00:00:00")
+        target = (date.fromisoformat(moved["now"][:10]) + timedelta(days=5)).isoformat()
+        until = admin.advance_clock(until=target)
+        assert until["now"].startswith(f"{target}T00:00:0")
+        too_far = admin.http.post("/_sandbox/clock/advance", json={"days": 3700})
+        assert too_far.status_code == 422
+        too_late = admin.http.post("/_sandbox/clock/advance", json={"until": "2199-01-01"})
+        assert too_late.status_code == 422
 
 
 def test_reset_forgets_apps_billers_and_tokens(tmp_path) -> None:
