@@ -6,6 +6,7 @@ costs FastAPI and uvicorn start-up for nothing.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -46,6 +47,13 @@ def sandbox_serve(
     allow_remote_admin: Annotated[
         bool, typer.Option(help="Let non-loopback clients use the unauthenticated /_sandbox API.")
     ] = False,
+    clock_start: Annotated[
+        datetime | None,
+        typer.Option(
+            formats=["%Y-%m-%d"],
+            help="Start a new sandbox's clock on this date (YYYY-MM-DD) so runs are reproducible.",
+        ),
+    ] = None,
     seed_demo: Annotated[
         bool,
         typer.Option(
@@ -81,6 +89,7 @@ def sandbox_serve(
             port=port,
             database_url=db,
             admin_allow_remote=allow_remote_admin,
+            clock_start=clock_start.date() if clock_start else None,
             faults=fault_plan,
             runtime=RuntimeConfig(
                 access_token_ttl=access_token_ttl,

@@ -38,6 +38,7 @@ from sandbox.routes import (
     webhooks,
     workflows,
 )
+from sandbox.simulation import pin_clock
 from sandbox.webhook_delivery import WebhookDeliveryWorker
 
 API_PREFIX = "/api"
@@ -79,6 +80,8 @@ def create_app(settings: SandboxSettings) -> FastAPI:
     engine = make_engine(settings.database_url)
     init_schema(engine)
     context = SandboxContext(settings=settings, sessions=make_session_factory(engine))
+    if settings.clock_start is not None:
+        pin_clock(context.sessions, settings.clock_start)
     # Bulk import jobs are processed by this background thread, never inside a request.
     bulk_worker = BulkImportWorker(context.sessions)
     # Webhook events are delivered by background threads too (sandbox.webhook_delivery).

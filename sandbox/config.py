@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,5 +47,8 @@ class SandboxSettings(BaseModel):
     runtime: RuntimeConfig = Field(default_factory=lambda: RuntimeConfig())
     # The admin API has no authentication; by default only loopback clients may use it.
     admin_allow_remote: bool = False
+    # The sandbox's first day (``--clock-start``): pins the clock of a new database so a run is
+    # reproducible on any day; a database whose clock already runs keeps it.
+    clock_start: date | None = None
     # Fault injection at start-up (``--faults``); off by default, changed by /_sandbox/faults.
     faults: FaultPlan = Field(default_factory=lambda: FaultPlan())

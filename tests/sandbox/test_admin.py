@@ -146,3 +146,12 @@ def test_reset_also_clears_injected_faults(tmp_path) -> None:
         assert admin.api.get("/biller").status_code == 500
         admin.reset()
         assert admin.api.get("/biller").status_code == 401
+
+
+def test_clock_start_pins_a_new_sandbox_and_a_running_clock_is_kept(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    with running_sandbox(url, clock_start=date(2026, 1, 5)) as admin:
+        assert admin.http.get("/_sandbox/clock").json()["now"].startswith("2026-01-05T06:0")
+        admin.advance_clock(days=3)
+    with running_sandbox(url, clock_start=date(2026, 1, 5)) as admin:
+        assert admin.http.get("/_sandbox/clock").json()["now"].startswith("2026-01-08T06:0")

@@ -86,3 +86,29 @@ def test_state_survives_a_restart(database_url) -> None:
             tokens.app, grant_type="refresh_token", refresh_token=tokens.refresh_token
         )
         assert replay.json()["error"] == "invalid_grant"
+
+
+def test_serve_clock_start_pins_the_clock_and_a_bad_date_is_refused(tmp_path) -> None:
+    command = [BILLOPS, "sandbox", "serve", "--port", "0", "--db", f"sqlite:///{tmp_path}/s.db"]
+    bad = subprocess.run(
+        [*command, "--clock-start", "05/01/2026"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2
+    assert "--clock-start" in bad.stderr
+    process = subprocess.Popen(
+        [*command, "--clock-start", "2026-01-05"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BILLOPS_HOME": str(tmp_path / "home")},
+    )
+    try:
+        root = process.stdout.readline().strip().removeprefix("sandbox ready: ")
+        clock = httpx.get(f"{root}/_sandbox/clock").json()
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert clock["now"].startswith("2026-01-05T06:0")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import httpx
@@ -159,10 +160,16 @@ class SandboxAdmin:
 
 
 @contextmanager
-def running_sandbox(database_url: str, **runtime: Any) -> Iterator[SandboxAdmin]:
-    """A sandbox of its own on a free loopback port (for tests that change config or the clock)."""
+def running_sandbox(
+    database_url: str, *, clock_start: date | None = None, **runtime: Any
+) -> Iterator[SandboxAdmin]:
+    """A sandbox of its own on a free loopback port (for tests that change config or the clock);
+    ``runtime`` are ``/_sandbox/config`` settings by their camelCase names."""
     settings = SandboxSettings(
-        port=0, database_url=database_url, runtime=RuntimeConfig.model_validate(runtime)
+        port=0,
+        database_url=database_url,
+        runtime=RuntimeConfig.model_validate(runtime),
+        clock_start=clock_start,
     )
     with serve_in_thread(settings) as root:
         admin = SandboxAdmin(root)
