@@ -1,5 +1,7 @@
-"""Demo data: an app and billers with customers, mandates, catalogues, invoices and payment
-requests across their statuses, built through the same domain functions the API uses.
+"""Demo data: an app and billers with customers, mandates (one per documented test account),
+card payers, catalogues, invoices and payment requests across their statuses, and recurring
+schedules, built through the same domain functions the API uses, so that advancing the clock
+produces collections, failures, retries and payouts.
 
 Deterministic for a ``seed``: the same seed gives the same names, amounts and shapes (ids and
 times differ). Used by ``POST /_sandbox/seed`` and ``billops sandbox serve --seed-demo``.
@@ -8,29 +10,47 @@ times differ). Used by ``POST /_sandbox/seed`` and ``billops sandbox serve --see
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from sandbox import billers as biller_records
-from sandbox import state, tokens
+from sandbox import schedules, state, test_accounts, tokens
+from sandbox.billing_models import Customer, PaymentRequest
+from sandbox.card_payments import pay_by_card
 from sandbox.catalogs import ensure_catalog
 from sandbox.customer_records import create_customer
 from sandbox.invoice_actions import activate, void_invoice
 from sandbox.invoicing import create_invoice
+from sandbox.mandate_signing import BankDetails, sign
 from sandbox.mandates import create_or_get, set_status
 from sandbox.payment_import import import_payment
 from sandbox.payment_request_actions import create_payment_request
 from sandbox.payment_requests import mark_paid
+from sandbox.schedule_bodies import RecurringInvoiceBody, RecurringPaymentRequestBody
+from sandbox.validation import parse_body
 
 _TRADES = ["Plumbing", "Dental", "Accountancy", "Bakery", "Joinery", "Veterinary", "Florists"]
 _TOWNS = ["Leeds", "Bristol", "York", "Norwich", "Bath", "Derby", "Exeter", "Hull"]
 _FIRST = ["Amira", "Ben", "Chloe", "Dev", "Ellen", "Femi", "Grace", "Harry", "Isla", "Jack"]
 _LAST = ["Patel", "Jones", "Smith", "Okafor", "Brown", "Wilson", "Khan", "Evans", "Taylor"]
-# Mandate fate by customer position: direct debit ready, awaiting signature, none, cancelled.
-_MANDATES = ["ACTIVE", "CREATED", None, "CANCELLED", "PENDING", None]
+# What each customer position gets, in turn: a mandate forced ACTIVE (an established payer), one
+# signed on the authorisation page with each documented test account (the simulation then
+# activates them and collects, fails, cancels or fails late), a card payer with no mandate, a
+# cancelled mandate, and one still awaiting signature.
+_FATES: list[tuple[str | None, str | None]] = [
+    ("ACTIVE", None),
+    ("SIGNED", test_accounts.INSUFFICIENT_FUNDS),
+    (None, None),
+    ("CANCELLED", None),
+    ("SIGNED", test_accounts.LATE_FAILURE),
+    ("SIGNED", test_accounts.PAYER_CANCELS),
+    ("CREATED", None),
+    ("SIGNED", test_accounts.SUCCEEDS),
+]
+_TEST_CARD = "4000056655665556"
 
 
 def seed_demo(session: Session, *, billers: int, customers: int, seed: int) -> dict[str, Any]:
@@ -96,22 +116,77 @@ def _seed_customer(
     now = state.now(session)
     customer, _ = create_customer(session, biller_id, body, now)
     counts["customers"] += 1
-    fate = _MANDATES[position % len(_MANDATES)]
+    fate, account_kind = _FATES[position % len(_FATES)]
     if fate is not None:
-        mandate, _ = create_or_get(session, customer, None, now)
-        if fate != "CREATED":
-            set_status(mandate, "ACTIVE" if fate == "CANCELLED" else fate, None, now)
-        if fate == "CANCELLED":
-            set_status(mandate, "CANCELLED", "INSTRUCTION_CANCELLED_BY_PAYER", now)
+        _give_mandate(session, customer, fate, account_kind, now)
     _seed_invoices(
         session,
         rng,
         biller_id,
         customer.id,
-        direct_debit=fate in ("ACTIVE", "PENDING"),
+        direct_debit=fate in ("ACTIVE", "SIGNED"),
         counts=counts,
     )
-    _seed_payment_requests(session, rng, biller_id, customer.id, counts)
+    unpaid = _seed_payment_requests(session, rng, biller_id, customer.id, counts)
+    if fate is None:  # the card payer pays its open request by card and keeps the card on file
+        card = test_accounts.find_card(_TEST_CARD)
+        assert card is not None
+        pay_by_card(session, unpaid, card, True, state.now(session))
+    if position == 0:
+        _seed_schedules(session, biller_id, customer.id)
+
+
+def _give_mandate(
+    session: Session, customer: Customer, fate: str, account_kind: str | None, now: datetime
+) -> None:
+    mandate, _ = create_or_get(session, customer, None, now)
+    if fate == "SIGNED":
+        account = next(a for a in test_accounts.BANK_ACCOUNTS if a.kind == account_kind)
+        details = BankDetails(account.holder, account.sort_code, account.account_number)
+        sign(session, mandate, details, now)
+    elif fate in ("ACTIVE", "CANCELLED"):
+        set_status(mandate, "ACTIVE", None, now)
+        if fate == "CANCELLED":
+            set_status(mandate, "CANCELLED", "INSTRUCTION_CANCELLED_BY_PAYER", now)
+
+
+def _seed_schedules(session: Session, biller_id: str, customer_id: str) -> None:
+    """A monthly recurring invoice (activated) and a weekly recurring payment request, both
+    starting tomorrow, so advancing the clock generates documents."""
+    start = (state.now(session).date() + timedelta(days=1)).isoformat()
+    invoice_body = {
+        "cadence": {"timeUnit": "MONTHS", "frequency": 1, "startDate": start},
+        "invoiceDetails": {
+            "customer": {"id": customer_id},
+            "description": "Monthly maintenance plan",
+            "itemsTaxType": "EXCLUSIVE",
+            "items": [
+                {"description": "Maintenance", "quantity": 1, "unitAmount": 95, "taxRate": 20}
+            ],
+        },
+    }
+    monthly = schedules.create(
+        session,
+        biller_id,
+        schedules.RECURRING_INVOICE,
+        parse_body(RecurringInvoiceBody, invoice_body),
+    )
+    schedules.activate(session, schedules.RECURRING_INVOICE, monthly)
+    request_body = {
+        "cadence": {"timeUnit": "WEEKS", "frequency": 1, "startDate": start},
+        "paymentRequestDetails": {
+            "customer": {"id": customer_id},
+            "description": "Weekly cleaning",
+            "amount": 45,
+            "currencyCode": "GBP",
+        },
+    }
+    schedules.create(
+        session,
+        biller_id,
+        schedules.RECURRING_PAYMENT_REQUEST,
+        parse_body(RecurringPaymentRequestBody, request_body),
+    )
 
 
 def _invoice_body(rng: random.Random, customer_id: str, due_in_days: int) -> dict[str, Any]:
@@ -166,9 +241,10 @@ def _seed_invoices(
 
 def _seed_payment_requests(
     session: Session, rng: random.Random, biller_id: str, customer_id: str, counts: dict[str, int]
-) -> None:
-    """Three standalone payment requests: a draft, an unpaid one, a paid one."""
+) -> PaymentRequest:
+    """Three standalone payment requests: a draft, an unpaid one (returned), a paid one."""
     today = state.now(session).date()
+    unpaid = None
     for status in ("DRAFT", "UNPAID", "PAID"):
         pr = create_payment_request(
             session,
@@ -184,4 +260,8 @@ def _seed_payment_requests(
         )
         if status == "PAID":
             mark_paid(pr, state.now(session))
+        if status == "UNPAID":
+            unpaid = pr
         counts["paymentRequests"] += 1
+    assert unpaid is not None
+    return unpaid

@@ -34,15 +34,19 @@ def _statuses(admin: SandboxAdmin, headers: dict[str, str], path: str, key: str)
 
 
 def test_seed_gives_a_biller_something_in_every_state(admin: SandboxAdmin) -> None:
-    demo = _seed(admin, billers=1, customers=6, seed=7)
+    demo = _seed(admin, billers=1, customers=8, seed=7)
 
     (biller,) = demo["billers"]
     headers = _login(admin, demo, biller["billerId"])
     customers = admin.api.get("/customers", headers=headers, params={"size": 200}).json()
-    assert customers["page"]["totalElements"] == 6 == biller["customers"]
+    assert customers["page"]["totalElements"] == 8 == biller["customers"]
     invoices = _statuses(admin, headers, "/invoices", "invoices")
     assert {"DRAFT", "PAID", "VOID"} <= set(invoices)
-    assert invoices["SCHEDULED"] + invoices["UNPAID"] == 6
+    assert invoices["SCHEDULED"] + invoices["UNPAID"] == 8
+    cards = admin.api.get(
+        f"/customers/{customers['customers'][2]['id']}/cards_on_file", headers=headers
+    ).json()
+    assert len(cards["cardsOnFile"]) == 1  # the card payer kept its card
     requests = _statuses(admin, headers, "/payment_requests", "paymentRequests")
     assert {"DRAFT", "UNPAID", "PAID"} <= set(requests)
     mandates = _statuses(admin, headers, "/customers/directdebitmandates", "mandates")
