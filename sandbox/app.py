@@ -38,6 +38,7 @@ from sandbox.routes import (
     webhooks,
     workflows,
 )
+from sandbox.routes import exports as export_routes
 from sandbox.simulation import pin_clock
 from sandbox.webhook_delivery import WebhookDeliveryWorker
 
@@ -115,6 +116,7 @@ def create_app(settings: SandboxSettings) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(admin_customers.router)
     app.include_router(admin_webhooks.router)
+    app.include_router(export_routes.router)
     app.state.faults = FaultState(settings.faults)
     app.include_router(admin_faults.router)
     # Inside RequestIdMiddleware (added after it), so injected answers carry X-Request-Id too.
