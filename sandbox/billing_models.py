@@ -155,6 +155,9 @@ class PaymentRequest(Base):
     updated_at: Mapped[datetime]
     distribution_time: Mapped[datetime | None]
     paid_time: Mapped[datetime | None]
+    # When the simulation next submits the direct debit of a SCHEDULED request (a retry after a
+    # failure); null = two working days before the pay-by date (sandbox.direct_debit).
+    next_collection_date: Mapped[date | None] = mapped_column(default=None, index=True)
 
 
 class Payment(Base):
@@ -178,6 +181,9 @@ class Payment(Base):
     payment_time: Mapped[datetime]
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
+    # The day the simulation next acts on a direct debit (confirm a SUBMITTED one, fail a SUCCESS
+    # one late); null when nothing more will happen to it (sandbox.direct_debit).
+    next_step_date: Mapped[date | None] = mapped_column(default=None, index=True)
 
 
 Index("ix_payment_requests__biller_status", PaymentRequest.biller_id, PaymentRequest.status)

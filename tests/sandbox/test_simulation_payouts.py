@@ -292,7 +292,11 @@ def test_an_active_recurring_invoice_generates_on_its_dates_then_finishes(sim: S
     advance_to(sim, date(2027, 1, 6))
     generated = _invoices_of(sim, customer["id"])
     assert sorted(i["issueDate"] for i in generated) == ["2026-12-22", "2026-12-29"]
-    assert {i["status"] for i in generated} == {"UNPAID"}
+    # The first fell due on 5 January and is overdue on the 6th; the second is still unpaid.
+    assert {i["dueDate"]: i["status"] for i in generated} == {
+        "2027-01-05": "OVERDUE",
+        "2027-01-12": "UNPAID",
+    }
     assert {i["totalAmount"] for i in generated} == {"72.00"}
     assert sorted(i["dueDate"] for i in generated) == ["2027-01-05", "2027-01-12"]
     after = get(sim.admin, sim.tokens, path)
