@@ -11,39 +11,25 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import os
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.sandbox.billing_helpers import get, new_customer, new_payment_request, ok
+from tests.support.browser import chromium_browser
 from tests.support.loopback import LoopbackReceiver, loopback_receiver
 from tests.support.sandbox_admin import SandboxAdmin
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM}: run `make browser-deps`")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+def browser() -> Iterator[Any]:
+    with chromium_browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 def _self_signed(directory: Path) -> ssl.SSLContext:
