@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import secrets
-import uuid
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sandbox import ids
 from sandbox.errors import VALIDATION_ERROR, ApiError
 from sandbox.models import Biller
 from sandbox.timefmt import iso
@@ -53,9 +52,9 @@ def validate_document(document: dict[str, Any]) -> dict[str, Any]:
 
 def new_biller(name: str, extra: dict[str, Any], now: datetime) -> Biller:
     return Biller(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         status="ACTIVE",
-        channel_biller_id="ch_" + secrets.token_hex(8),
+        channel_biller_id="ch_" + ids.random_string("0123456789abcdef", 16),
         document=validate_document({"name": name, **extra}),
         created_at=now,
         updated_at=now,

@@ -9,7 +9,6 @@ are deleted, except those submitted or (partly) paid.
 
 from __future__ import annotations
 
-import uuid
 from decimal import Decimal
 from typing import Any
 
@@ -17,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from sandbox import state
+from sandbox import ids, state
 from sandbox.billing_models import Customer, PaymentRequest
 from sandbox.bulk_csv import Row, RowData, check_row, error
 from sandbox.errors import INTERNAL_ERROR, INVALID_STATE, NOT_FOUND, VALIDATION_ERROR
@@ -36,7 +35,7 @@ CustomerCache = dict[tuple[str | None, str | None], CustomerLookup]
 
 def _new_item(job: BulkImportJob, ordinal: int, row_number: int | None) -> BulkImportItem:
     return BulkImportItem(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         job_id=job.id,
         ordinal=ordinal,
         row_number=row_number,
@@ -141,7 +140,7 @@ def _upsert(
     now = state.now(session)
     if existing is None:
         request = PaymentRequest(
-            id=str(uuid.uuid4()),
+            id=ids.new_uuid(),
             biller_id=job.biller_id,
             invoice_id=None,
             payment_request_no=next_number(session, job.biller_id, "payment_request"),

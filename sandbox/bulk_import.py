@@ -9,14 +9,13 @@ the payment requests is :mod:`sandbox.bulk_apply`'s.
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox import bulk_apply, state, stats
+from sandbox import bulk_apply, ids, state, stats
 from sandbox.bulk_csv import FileError, Row, duplicate_external_ids, error, read_rows
 from sandbox.db import session_scope
 from sandbox.errors import INTERNAL_ERROR, not_found
@@ -49,7 +48,7 @@ def create_job(
         select(func.max(BulkImportJob.seq)).where(BulkImportJob.biller_id == biller_id)
     )
     job = BulkImportJob(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=biller_id,
         seq=(last or 0) + 1,
         status=PENDING,

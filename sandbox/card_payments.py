@@ -9,13 +9,12 @@ due), all in the caller's transaction. The page (:mod:`sandbox.routes.pages`) on
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import date, datetime
 from decimal import Decimal
 
 from sqlalchemy.orm import Session
 
-from sandbox import events
+from sandbox import events, ids
 from sandbox.billing_models import Customer, Invoice, Payment, PaymentRequest
 from sandbox.cards import add_card
 from sandbox.invoice_actions import settle_if_paid
@@ -146,7 +145,7 @@ def _record(
     """The CARD payment (SUCCESS) and its event; the request's and invoice's PAID events come
     from ``mark_paid`` / ``settle_if_paid``."""
     payment = Payment(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=pr.biller_id,
         invoice_id=pr.invoice_id,
         payment_request_id=pr.id,
@@ -156,7 +155,7 @@ def _record(
         payment_method="CARD",
         reference=pr.reference or pr.payment_request_no,
         document={
-            "channelPaymentId": f"sbx_card_{uuid.uuid4().hex[:20]}",
+            "channelPaymentId": f"sbx_card_{ids.new_uuid().replace('-', '')[:20]}",
             "card": {"brand": card.brand, "last4": card.number[-4:]},
         },
         payment_time=now,

@@ -9,7 +9,6 @@ before the sandbox's current month. A card-detail request gets a token whose hos
 from __future__ import annotations
 
 import secrets
-import uuid
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import ColumnElement, and_, or_
 from sqlalchemy.orm import Session
 
+from sandbox import ids
 from sandbox.billing_models import Customer
 from sandbox.customer_models import CardOnFile, CardOnFileRequest
 from sandbox.errors import not_found
@@ -95,7 +95,7 @@ def add_card(session: Session, customer: Customer, body: Any, now: datetime) -> 
     years from now)."""
     data = parse_body(CardIn, body or {})
     card = CardOnFile(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=customer.biller_id,
         customer_id=customer.id,
         brand=data.brand,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -20,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sandbox import events
+from sandbox import events, ids
 from sandbox.billing_models import Customer
 from sandbox.validation import ValidationFailed, check_email, invalid, parse_body
 
@@ -103,7 +102,7 @@ def _with_ids(items: list[Any], kept: set[str], what: str, noun: str) -> list[di
     for index, item in enumerate(items):
         data = item.model_dump(mode="json")
         if data["id"] is None:
-            data["id"] = str(uuid.uuid4())
+            data["id"] = ids.new_uuid()
         elif data["id"] not in kept:
             raise invalid(
                 f"{what}[{index}].id",
@@ -176,7 +175,7 @@ def create_customer(
         raise invalid("id", "the service assigns the id; leave it out on create")
     _check_external_id(session, biller_id, data.externalId, None)
     customer = Customer(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=biller_id,
         body_hash=digest,
         workflow_settings={},

@@ -8,7 +8,6 @@ fields left out go back to their defaults. :func:`sandbox.customers.paused_metho
 
 from __future__ import annotations
 
-import uuid
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from sandbox import ids
 from sandbox.billing_models import Customer
 from sandbox.customer_models import AutopilotSettings
 from sandbox.customers import current_mandate, get_customer, paused_methods
@@ -218,7 +218,7 @@ def upsert_autopilot(
     settings = autopilot_of(session, customer)
     if settings is None:
         settings = AutopilotSettings(
-            id=str(uuid.uuid4()),
+            id=ids.new_uuid(),
             biller_id=customer.biller_id,
             customer_id=customer.id,
             created_at=now,

@@ -26,7 +26,6 @@ not emit again what the functions above already emit.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -34,6 +33,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, object_session
 
+from sandbox import ids as id_source
 from sandbox import state
 from sandbox.billing_models import Invoice, Mandate, Payment, PaymentRequest
 from sandbox.contract import load_contract
@@ -91,7 +91,7 @@ def emit(
         raise ValueError(f"an event of kind {kind!r} needs {entity}")
     session.add(
         WebhookEvent(
-            id=str(uuid.uuid4()),
+            id=id_source.new_uuid(),
             biller_id=biller_id,
             kind=kind,
             type=type,

@@ -9,13 +9,12 @@ Lines are stored with their amounts as exact decimal strings and rendered as JSO
 
 from __future__ import annotations
 
-import uuid
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sandbox import catalogs, state
+from sandbox import catalogs, ids, state
 from sandbox.bodies import Fields
 from sandbox.money import round_penny
 
@@ -87,7 +86,7 @@ def parse_lines(
                 "externalData": external_data(item),
             }
         )
-        lines[-1]["id"] = lines[-1]["id"] or str(uuid.uuid4())
+        lines[-1]["id"] = lines[-1]["id"] or ids.new_uuid()
     return lines
 
 

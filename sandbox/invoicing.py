@@ -10,7 +10,6 @@ later).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -20,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from sandbox import collection, events, instalments, state
+from sandbox import collection, events, ids, instalments, state
 from sandbox.billing_models import Customer, Invoice, PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.customers import public_customer
@@ -181,7 +180,7 @@ def create_invoice(session: Session, biller_id: str, body: dict[str, Any]) -> tu
     now = state.now(session)
     data = parse_invoice(session, biller_id, body, now.date(), None)
     invoice = Invoice(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=biller_id,
         invoice_no=invoice_no or _generated_number(session, biller_id),
         status="DRAFT",

@@ -8,7 +8,6 @@ The simulation (signing page, bank confirmation) moves mandates with :func:`set_
 
 from __future__ import annotations
 
-import secrets
 import string
 from datetime import datetime
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sandbox import events
+from sandbox import events, ids
 from sandbox.billing_models import Customer, Mandate
 from sandbox.customers import mandate_url
 from sandbox.errors import INVALID_STATE, ApiError, not_found
@@ -66,7 +65,7 @@ _ID_ALPHABET = string.ascii_letters + string.digits
 
 def new_mandate_id() -> str:
     """A short opaque id like the real service's (``WiGr3EBGuORksFWPEj``, 18 characters)."""
-    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(18))
+    return ids.random_string(_ID_ALPHABET, 18)
 
 
 def get_mandate(session: Session, biller_id: str, mandate_id: str) -> Mandate:
@@ -169,7 +168,7 @@ def set_status(
         mandate.bank_account_number = (
             bank_account_number
             or mandate.bank_account_number
-            or ("****" + "".join(secrets.choice(string.digits) for _ in range(4)))
+            or ("****" + ids.random_string(string.digits, 4))
         )
     if status == "ACTIVE":
         mandate.submission_time = mandate.submission_time or now

@@ -8,14 +8,13 @@ the amount imported. The invoice's ``paidAmount`` moves and it becomes PAID when
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from sandbox import events, state
+from sandbox import events, ids, state
 from sandbox.billing_models import Invoice, Payment, PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.invoice_actions import settle_if_paid
@@ -72,7 +71,7 @@ def _record(
 ) -> Payment:
     now: datetime = how.pop("now")
     payment = Payment(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=invoice.biller_id,
         invoice_id=invoice.id,
         payment_request_id=pr.id if pr else None,

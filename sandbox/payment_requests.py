@@ -8,7 +8,6 @@ SETTLED, VOID from DRAFT/UNPAID/SCHEDULED. Every 400 for a forbidden transition 
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -17,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sandbox import collection, events, state
+from sandbox import collection, events, ids, state
 from sandbox.billing_models import Customer, PaymentRequest
 from sandbox.bodies import Fields
 from sandbox.customer_models import Workflow
@@ -204,7 +203,7 @@ def new_payment_request(
         **columns,
     }
     pr = PaymentRequest(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=biller_id,
         customer_id=customer_id,
         invoice_id=invoice_id,

@@ -10,7 +10,6 @@ schedules by ``Schedule.next_date`` (status ``ACTIVE``, ``next_date <= today``) 
 from __future__ import annotations
 
 import calendar
-import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
@@ -20,7 +19,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sandbox import catalogs, state
+from sandbox import catalogs, ids, state
 from sandbox.billing_models import Customer
 from sandbox.errors import INVALID_STATE, VALIDATION_ERROR, ApiError, not_found
 from sandbox.invoice_lines import line_amounts
@@ -222,7 +221,7 @@ def create(session: Session, biller_id: str, kind: Kind, body: Body) -> Schedule
     cadence, details, customer = _validated(session, biller_id, kind, body)
     now = state.now(session)
     schedule = Schedule(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         biller_id=biller_id,
         kind=kind.kind,
         schedule_no=next_number(session, biller_id, "schedule"),

@@ -14,10 +14,11 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from sandbox import billers as biller_records
-from sandbox import schedules, state, test_accounts, tokens
+from sandbox import ids, schedules, state, test_accounts, tokens
 from sandbox.billing_models import Customer, PaymentRequest
 from sandbox.card_payments import pay_by_card
 from sandbox.catalogs import ensure_catalog
@@ -26,6 +27,7 @@ from sandbox.invoice_actions import activate, void_invoice
 from sandbox.invoicing import create_invoice
 from sandbox.mandate_signing import BankDetails, sign
 from sandbox.mandates import create_or_get, set_status
+from sandbox.models import Biller
 from sandbox.payment_import import import_payment
 from sandbox.payment_request_actions import create_payment_request
 from sandbox.payment_requests import mark_paid
@@ -54,7 +56,16 @@ _TEST_CARD = "4000056655665556"
 
 
 def seed_demo(session: Session, *, billers: int, customers: int, seed: int) -> dict[str, Any]:
-    """Create the demo data; returns the app's credentials and what each biller got."""
+    """Create the demo data; returns the app's credentials and what each biller got.
+
+    Ids come from a generator seeded with ``seed`` and the number of billers already there, so a
+    fresh sandbox seeded alike gets the same ids, and a second seed call gets new ones."""
+    existing = session.scalar(select(func.count()).select_from(Biller)) or 0
+    with ids.seeded(f"seed:{seed}:{existing}"):
+        return _seed_demo(session, billers=billers, customers=customers, seed=seed)
+
+
+def _seed_demo(session: Session, *, billers: int, customers: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     now = state.now(session)
     app, secret = tokens.create_app(session, name="billops demo", redirect_uri=None, now=now)

@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox import state
+from sandbox import ids, state
 from sandbox.db import session_scope
 
 Step = Callable[[Session, date, datetime], None]
@@ -72,9 +72,11 @@ def advance(
         moment = min(datetime.combine(day, current.timetz()), target)
         # Offsets move by exact differences, so the clock never loses the time these steps took.
         _set_offset(sessions, offset + (moment - current))
-        for _name, run in steps():
-            with session_scope(sessions) as session:
-                run(session, day, batch_moment(day))
+        # A day is simulated once per database (the clock never goes back): its seed is unique.
+        with ids.seeded(f"day:{day.isoformat()}"):
+            for _name, run in steps():
+                with session_scope(sessions) as session:
+                    run(session, day, batch_moment(day))
     _set_offset(sessions, offset + (target - current))
     return target
 

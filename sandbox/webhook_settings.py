@@ -10,14 +10,13 @@ import base64
 import ipaddress
 import re
 import secrets
-import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from sqlalchemy.orm import Session
 
-from sandbox import state
+from sandbox import ids, state
 from sandbox.errors import VALIDATION_ERROR, ApiError, not_found
 from sandbox.models import AppWebhookSettings, Webhook
 from sandbox.timefmt import iso
@@ -130,7 +129,7 @@ def public(webhook: Webhook) -> dict[str, Any]:
 def create_webhook(session: Session, client_id: str, body: WebhookIn) -> Webhook:
     now = state.now(session)
     webhook = Webhook(
-        id=str(uuid.uuid4()),
+        id=ids.new_uuid(),
         client_id=client_id,
         url=check_url(body.url),
         name=body.name,

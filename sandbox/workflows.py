@@ -7,13 +7,13 @@ or one of the biller's own workflows of the matching type.
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy.orm import Session
 
+from sandbox import ids
 from sandbox.billing_models import Customer, Invoice
 from sandbox.customer_models import Workflow
 from sandbox.errors import not_found
@@ -170,9 +170,9 @@ def upsert(session: Session, biller_id: str, body: Any, now: datetime) -> Workfl
     else:
         events = copied
     for event in events:
-        event["id"] = event.get("id") or str(uuid.uuid4())
+        event["id"] = event.get("id") or ids.new_uuid()
     if workflow is None:
-        workflow = Workflow(id=str(uuid.uuid4()), biller_id=biller_id, created_at=now)
+        workflow = Workflow(id=ids.new_uuid(), biller_id=biller_id, created_at=now)
         session.add(workflow)
     workflow.name = data.name
     workflow.type = data.type
