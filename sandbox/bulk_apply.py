@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from sandbox import ids, state
+from sandbox import events, ids, state
 from sandbox.billing_models import Customer, PaymentRequest
 from sandbox.bulk_csv import Row, RowData, check_row, error
 from sandbox.errors import INTERNAL_ERROR, INVALID_STATE, NOT_FOUND, VALIDATION_ERROR
@@ -158,6 +158,7 @@ def _upsert(
         )
         session.add(request)
         session.flush()
+        events.payment_request_event(session, request, "PAYMENT_REQUEST_CREATED")
         return "CREATED", request.id, []
     if existing.import_job_id is None:
         detail = "a payment request not created by a bulk import already has this externalId"
@@ -173,6 +174,7 @@ def _upsert(
     existing.import_job_id = job.id
     existing.updated_at = now
     session.flush()
+    events.payment_request_event(session, existing, "PAYMENT_REQUEST_UPDATED")
     return "UPDATED", existing.id, []
 
 
@@ -211,7 +213,8 @@ def _delete_one(session: Session, request: PaymentRequest) -> tuple[str, list[di
         detail = f"the payment request is {request.status} (paid {request.paid_amount}); kept"
         return "NOT_DELETED", [error(INVALID_STATE, detail)]
     try:
-        with session.begin_nested():
+        with session.begin_nested():  # the event goes with the delete, or neither happens
+            events.payment_request_event(session, request, "PAYMENT_REQUEST_DELETED")
             session.delete(request)
             session.flush()
     except SQLAlchemyError as exc:  # something else still refers to it

@@ -153,17 +153,30 @@ def advance_clock(body: ClockAdvance, context: ContextDep) -> dict[str, Any]:
 
 
 class SeedRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
     billers: int = Field(2, ge=1, le=20)
     customers: int = Field(6, ge=1, le=200)
     seed: int = 42
+    # Pins the clock of a sandbox whose clock has not started yet, like --clock-start.
+    clock_start: date | None = Field(None, alias="clockStart")
 
 
 @router.post("/seed", status_code=201)
-def seed(body: SeedRequest, session: SessionDep) -> dict[str, Any]:
+def seed(body: SeedRequest, context: ContextDep) -> dict[str, Any]:
     """Demo data: an app (its secret is in this answer) and billers with customers, mandates,
-    catalogues, invoices and payment requests across statuses."""
-    return seed_demo(session, billers=body.billers, customers=body.customers, seed=body.seed)
+    catalogues, invoices and payment requests across statuses, and recurring schedules."""
+    if body.clock_start is not None:
+        with session_scope(context.sessions) as session:
+            if state.clock_is_set(session):
+                raise ApiError(
+                    422,
+                    VALIDATION_ERROR,
+                    "the clock has started already: reset the sandbox first",
+                    field="clockStart",
+                )
+        simulation.pin_clock(context.sessions, body.clock_start)
+    with session_scope(context.sessions) as session:
+        return seed_demo(session, billers=body.billers, customers=body.customers, seed=body.seed)
 
 
 @router.post("/reset", status_code=204)

@@ -83,3 +83,21 @@ def test_main_paths_work_on_this_database(database_url) -> None:
         assert job["status"] == "COMPLETED"
         assert job["countsByItemStatus"] == [{"status": "CREATED", "count": 1}]
         assert admin.biller_stats(tokens.biller_id)["bulkImportJobs"] == 1
+
+
+def test_bulk_import_rows_emit_payment_request_events(admin, biller_token) -> None:
+    customer = new_customer(admin, biller_token)
+    rows = CSV + f"EV-1,{customer['id']},Rent,10.00,GBP,2099-01-31\n"
+    upload = admin.api.post(
+        "/payment_requests/bulk_import",
+        headers=biller_token.headers,
+        params={"collectionMethod": "NONE", "deleteMissingPaymentRequests": "false"},
+        files={"inputFile": ("requests.csv", rows.encode(), "text/csv")},
+    )
+    job = _wait_for_job(admin, biller_token, upload.json()["jobId"])
+    assert job["status"] == "COMPLETED"
+    emitted = admin.http.get(
+        "/_sandbox/webhooks/events",
+        params={"billerId": biller_token.biller_id, "eventType": "PAYMENT_REQUEST_CREATED"},
+    ).json()["events"]
+    assert len(emitted) == 1

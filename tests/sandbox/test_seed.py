@@ -113,3 +113,14 @@ def test_serve_seed_demo_keeps_the_secret_out_of_the_terminal(tmp_path) -> None:
     assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
     assert demo["clientSecret"] not in ready + demo_line + out + err
     assert process.returncode == 0, err
+
+
+def test_seed_can_pin_the_clock_of_a_new_sandbox_only(tmp_path) -> None:
+    from tests.support.sandbox_admin import running_sandbox
+
+    with running_sandbox(f"sqlite:///{tmp_path}/s.db") as own:
+        _seed(own, billers=1, customers=1, clockStart="2027-04-05")
+        assert own.http.get("/_sandbox/clock").json()["now"].startswith("2027-04-05T06:0")
+        again = own.http.post("/_sandbox/seed", json={"clockStart": "2027-05-01"})
+        assert again.status_code == 422
+        assert again.json()["errors"][0]["field"] == "clockStart"
