@@ -317,8 +317,9 @@ class FaultMiddleware:
         # Wait for the server to notice the closed connection: then it neither logs a missing
         # response nor tries to send its own 500 on a connection that is gone.
         with anyio.move_on_after(5):
-            while (await receive())["type"] != "http.disconnect":
-                pass
+            message = await receive()
+            while message["type"] != "http.disconnect":
+                message = await receive()
 
 
 class ConnectionDropped(Exception):

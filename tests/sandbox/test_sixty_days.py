@@ -53,7 +53,7 @@ def receiver() -> Iterator[tuple[_Receiver, str]]:
             self.end_headers()
 
         def log_message(self, *args: object) -> None:
-            pass
+            """Keep the test output clean: no access log."""
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

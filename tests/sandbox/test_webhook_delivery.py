@@ -101,7 +101,7 @@ def receiver() -> Iterator[Receiver]:
             self.end_headers()
 
         def log_message(self, *args: object) -> None:
-            pass
+            """Keep the test output clean: no access log."""
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     holder.append(Receiver(server.server_address[1]))

@@ -23,7 +23,7 @@ _URI = "urn:billops:contract"
 
 
 class ContractViolation(AssertionError):
-    pass
+    """An answer of the sandbox that the contract does not allow."""
 
 
 @lru_cache(maxsize=1)

@@ -41,7 +41,7 @@ def loopback_receiver() -> Iterator[LoopbackReceiver]:
             self.wfile.write(page)
 
         def log_message(self, *args: object) -> None:  # keep the test output clean
-            pass
+            """Keep the test output clean: no access log."""
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     holder.append(LoopbackReceiver(server))
