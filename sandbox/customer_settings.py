@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sandbox import ids
+from sandbox import events, ids
 from sandbox.billing_models import Customer
 from sandbox.customer_models import AutopilotSettings
 from sandbox.customers import current_mandate, get_customer, paused_methods
@@ -145,7 +145,8 @@ def upsert_payment_settings(session: Session, biller_id: str, body: Any, now: da
     if data.collectionPausedUntil is not None and data.collectionPausedUntil < today:
         raise invalid("collectionPausedUntil", "must be today or later")
     paused = list(data.pausedCollectionMethods)
-    newly = set(paused) - paused_methods(customer, today)
+    before = paused_methods(customer, today)
+    newly = set(paused) - before
     if "AUTO_COLLECT" in newly:
         mandate = current_mandate(session, customer.id)
         if mandate is None or mandate.status == "CANCELLED":
@@ -166,6 +167,24 @@ def upsert_payment_settings(session: Session, biller_id: str, body: Any, now: da
         else None,
         "lastUpdatedTime": iso(now),
     }
+    # The customer-level pause is an event of its own (the contract's customer catalogue).
+    ids_ = {"customerId": customer.id}
+    if newly:
+        events.emit(
+            session,
+            biller_id=biller_id,
+            kind="customer",
+            type="CUSTOMER_COLLECTION_PAUSED",
+            ids=ids_,
+        )
+    if before - set(paused):
+        events.emit(
+            session,
+            biller_id=biller_id,
+            kind="customer",
+            type="CUSTOMER_COLLECTION_RESUMED",
+            ids=ids_,
+        )
     return customer
 
 

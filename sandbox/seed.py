@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from sandbox import billers as biller_records
-from sandbox import ids, schedules, state, test_accounts, tokens
+from sandbox import events, ids, schedules, state, test_accounts, tokens
 from sandbox.billing_models import Customer, PaymentRequest
 from sandbox.card_payments import pay_by_card
 from sandbox.catalogs import ensure_catalog
@@ -76,6 +76,7 @@ def _seed_demo(session: Session, *, billers: int, customers: int, seed: int) -> 
         biller = biller_records.new_biller(name, {"statementName": name[:22].upper()}, now)
         session.add(biller)
         session.flush()
+        events.emit(session, biller_id=biller.id, kind="biller", type="BILLER_CREATED", ids={})
         ensure_catalog(session, biller.id, now)
         counts = {"customers": 0, "invoices": 0, "paymentRequests": 0}
         for position in range(customers):

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandbox import billers, simulation, state, stats, tokens
+from sandbox import billers, events, simulation, state, stats, tokens
 from sandbox.db import clear_all, session_scope
 from sandbox.deps import AdminGuard, ContextDep, SessionDep
 from sandbox.errors import VALIDATION_ERROR, ApiError, not_found
@@ -55,6 +55,8 @@ def create_biller(body: BillerCreate, session: SessionDep) -> dict[str, str]:
     extra = body.model_extra or {}
     biller = billers.new_biller(body.name, extra, state.now(session))
     session.add(biller)
+    session.flush()
+    events.emit(session, biller_id=biller.id, kind="biller", type="BILLER_CREATED", ids={})
     return {"billerId": biller.id}
 
 

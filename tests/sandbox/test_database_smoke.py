@@ -101,3 +101,17 @@ def test_bulk_import_rows_emit_payment_request_events(admin, biller_token) -> No
         params={"billerId": biller_token.biller_id, "eventType": "PAYMENT_REQUEST_CREATED"},
     ).json()["events"]
     assert len(emitted) == 1
+
+
+def test_billers_and_customer_level_pauses_emit_events(admin, biller_token) -> None:
+    customer = new_customer(admin, biller_token, mandate="ACTIVE")
+    settings = {"customerId": customer["id"], "pausedCollectionMethods": ["AUTO_COLLECT"]}
+    ok(admin.api.put("/customers/payment_settings", headers=biller_token.headers, json=settings))
+    settings["pausedCollectionMethods"] = []
+    ok(admin.api.put("/customers/payment_settings", headers=biller_token.headers, json=settings))
+    emitted = admin.http.get(
+        "/_sandbox/webhooks/events", params={"billerId": biller_token.biller_id}
+    ).json()["events"]
+    types = [e["type"] for e in emitted]
+    assert types[0] == "BILLER_CREATED"
+    assert types.index("CUSTOMER_COLLECTION_PAUSED") < types.index("CUSTOMER_COLLECTION_RESUMED")
