@@ -64,7 +64,7 @@ def payout_id(biller_id: str, day: date) -> str:
 
 
 def bank_reference(biller_id: str, day: date) -> str:
-    """``ADFIN-PO-XXXXXX`` (15 characters: fits the 18 of a Faster Payments reference)."""
+    """``ADFIN-PO-`` and six characters (15 in all: fits the 18 of a Faster Payments reference)."""
     value = int.from_bytes(hashlib.sha256(f"{biller_id}:{day.isoformat()}".encode()).digest()[:8])
     code = ""
     for _ in range(6):
