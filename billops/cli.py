@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from billops import auth_cli, ledger_cli, template_cli
 from billops.settings import BillopsSettings
 
 app = typer.Typer(
@@ -23,6 +24,10 @@ sandbox_app = typer.Typer(
     help="A local implementation of the service, for demos and tests.", no_args_is_help=True
 )
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(auth_cli.app, name="auth")
+app.add_typer(ledger_cli.db_app, name="db")
+app.add_typer(ledger_cli.ledger_app, name="ledger")
+app.add_typer(template_cli.app, name="template")
 
 
 @sandbox_app.command("serve")

@@ -14,7 +14,21 @@ class BillopsSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BILLOPS_")
 
     home: Path = Field(default_factory=lambda: Path.home() / ".billops")
+    ledger_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the ledger (BILLOPS_LEDGER_URL); default a SQLite file "
+        "under BILLOPS_HOME. The CLI and every deployment must use the same one.",
+    )
 
     @property
     def sandbox_database_url(self) -> str:
         return f"sqlite:///{self.home / 'sandbox.db'}"
+
+    @property
+    def ledger_database_url(self) -> str:
+        return self.ledger_url or f"sqlite:///{self.home / 'ledger.db'}"
+
+    @property
+    def recovery_dir(self) -> Path:
+        """Token sets that could not be saved to their block wait here (files mode 0600)."""
+        return self.home / "recovery"
