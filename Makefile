@@ -21,9 +21,8 @@ install: $(STAMP) ## create .venv and install billops with the exact tested pack
 browser-deps: ## install Debian's chromium for the browser tests, where this machine allows it
 	@bash scripts/install-chromium.sh
 
-demo: $(STAMP) ## the main job on embedded defaults (placeholder until the first-job issue)
-	@echo "make demo: the first job (bulk import of payment requests) is not built yet."
-	@echo "Until then: '$(VENV)/bin/billops sandbox serve' starts the local sandbox of the service."
+demo: $(STAMP) ## the main job on embedded defaults: sandbox, OAuth login, import, nightly, reports
+	$(VENV)/bin/billops demo
 
 test: $(STAMP) browser-deps ## the whole suite but the slow tests (what CI runs)
 	$(PY) -m pytest
@@ -46,7 +45,7 @@ format: $(STAMP) ## apply ruff's formatting and safe fixes
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-typecheck: $(STAMP) ## mypy (strict) on billing_api, ledger, sandbox and billops
+typecheck: $(STAMP) ## mypy (strict) on every package
 	$(VENV)/bin/mypy
 
 sandbox: $(STAMP) ## serve the sandbox on 127.0.0.1:8765

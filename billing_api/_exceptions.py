@@ -34,8 +34,10 @@ __all__ = [
     "ServerError",
     "TransportError",
     "Unauthorized",
+    "UnexpectedResponse",
     "Unprocessable",
     "error_for_response",
+    "parse_retry_after",
 ]
 
 
@@ -123,7 +125,9 @@ class ApiError(BillingApiError):
             status_code=response.status_code,
             body=body,
             raw_body=raw,
-            request_id=response.headers.get("x-request-id"),
+            # The service echoes the caller's X-Request-Id; a proxy's answer may not carry it, and
+            # then the id the client sent is still the one to quote.
+            request_id=response.headers.get("x-request-id") or request.headers.get("x-request-id"),
             method=request.method,
             url=str(request.url.copy_with(query=None)),
             retry_after=parse_retry_after(response.headers.get("retry-after")),
@@ -301,4 +305,10 @@ class OutcomeUnknown(BillingApiError):
 
 
 class TransportError(BillingApiError):
-    """An idempotent request kept failing at the connection level until the retries ran out."""
+    """A request failed at the connection level and was not (or no longer) retried: an
+    idempotent one whose retries ran out, or a failure no retry can mend (an unsupported URL
+    scheme, a broken proxy). The httpx exception is chained as ``__cause__``."""
+
+
+class UnexpectedResponse(BillingApiError):
+    """A 2xx answer whose body is not what the contract promises (not JSON, a missing list key)."""

@@ -1,10 +1,288 @@
-"""``billops auth``: log in (authorization-code flow), status, recover, revoke."""
+"""``billops auth``: log in (authorization-code flow), status, recover, revoke.
+
+Prefect, the blocks and the client are imported inside the commands: ``billops --help`` must stay
+fast. No command ever prints a token or the client secret; the secret comes from the
+``BILLOPS_CLIENT_SECRET`` environment variable or a hidden prompt, never from a flag (flags end up
+in shell history and process lists).
+"""
 
 from __future__ import annotations
 
+import os
+import webbrowser
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
+
 import typer
+
+if TYPE_CHECKING:
+    from blocks import BillerCredentials
+    from blocks.login import LoginRequest
 
 app = typer.Typer(
     help="Log in to the service, and inspect, recover or revoke a credential block.",
     no_args_is_help=True,
 )
+
+SECRET_ENV = "BILLOPS_CLIENT_SECRET"
+BlockOption = Annotated[str, typer.Option("--block", help="Name of the credential block.")]
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _load(name: str) -> BillerCredentials:
+    from blocks.admin import find_block
+
+    block = find_block(name)
+    if block is None:
+        _fail(
+            f"no credential block named {name!r}; create it with: billops auth login --block {name}"
+        )
+    return block
+
+
+def _when(value: datetime | None) -> str:
+    if value is None:
+        return "-"
+    left = (value - datetime.now(UTC)).total_seconds()
+    tense = f"in {left:.0f} s" if left >= 0 else f"{-left:.0f} s ago"
+    return f"{value.isoformat(timespec='seconds')} ({tense})"
+
+
+def _settings(existing: BillerCredentials | None, options: dict[str, str | None]) -> dict[str, Any]:
+    """The block's non-token fields: the options given, else the existing block's values."""
+    from blocks._common import CredentialsConfigError, resolve_base_url, sandbox_login_url
+
+    keys = ("environment", "base_url", "login_url", "redirect_uri", "client_id")
+    merged: dict[str, Any] = {
+        key: options[key] if options[key] is not None else getattr(existing, key, None)
+        for key in keys
+    }
+    merged["environment"] = merged["environment"] or "production"
+    if existing is not None and options["environment"] not in (None, existing.environment):
+        # Another environment: the old block's host and login page do not apply.
+        merged.update({k: options[k] for k in ("base_url", "login_url", "redirect_uri")})
+    try:
+        merged["base_url"] = resolve_base_url(merged["environment"], merged["base_url"])
+    except CredentialsConfigError as exc:
+        _fail(f"{exc} (--base-url)", 2)
+    if merged["login_url"] is None and merged["environment"] == "sandbox":
+        merged["login_url"] = sandbox_login_url(merged["base_url"])
+    if not merged["client_id"]:
+        _fail("--client-id is required (the OAuth client id of your app)", 2)
+    if not merged["login_url"]:
+        _fail(
+            f"--login-url is required for {merged['environment']}: the service's public docs do "
+            "not confirm its authorize page, so it must be given",
+            2,
+        )
+    secret = os.environ.get(SECRET_ENV) or (
+        existing.client_secret.get_secret_value() if existing is not None else None
+    )
+    if not secret:
+        secret = typer.prompt("Client secret", hide_input=True)
+    merged["client_secret"] = secret
+    return merged
+
+
+def _show(request: LoginRequest, *, open_browser: bool) -> None:
+    typer.echo(f"Open this address to log in:\n  {request.authorize_url}")
+    if open_browser:
+        try:
+            webbrowser.open(request.authorize_url)
+        except webbrowser.Error:
+            typer.echo("(could not open a browser: open the address yourself)")
+
+
+def _obtain_code(
+    settings: dict[str, Any], *, paste: bool, pkce: bool, open_browser: bool, wait: float
+) -> tuple[str, LoginRequest]:
+    """The authorization code, from the loopback listener or pasted, with its login request."""
+    from blocks.login import (
+        code_from_redirect,
+        is_loopback_uri,
+        loopback_listener,
+        parse_pasted,
+        prepare_login,
+    )
+
+    redirect = settings["redirect_uri"]
+    if not paste and (redirect is None or is_loopback_uri(redirect)):
+        if redirect is None and settings["environment"] != "sandbox":
+            _fail("--redirect-uri is required: the one registered with the service", 2)
+        with loopback_listener(redirect) as listener:
+            request = prepare_login(
+                settings["login_url"],
+                client_id=settings["client_id"],
+                redirect_uri=listener.redirect_uri,
+                pkce=pkce,
+            )
+            _show(request, open_browser=open_browser)
+            typer.echo(f"Waiting for the redirect on {listener.redirect_uri} ...")
+            return code_from_redirect(listener.wait(wait), request.state), request
+    if redirect is None:
+        _fail("--redirect-uri is required with --paste (the one registered for your app)", 2)
+    request = prepare_login(
+        settings["login_url"], client_id=settings["client_id"], redirect_uri=redirect, pkce=pkce
+    )
+    _show(request, open_browser=open_browser)
+    query, has_state = parse_pasted(
+        typer.prompt("Paste the address you were redirected to (or the code)")
+    )
+    return code_from_redirect(query, request.state if has_state else None), request
+
+
+@app.command("login")
+def login(
+    block: BlockOption,
+    environment: Annotated[
+        Literal["production", "staging", "sandbox"] | None,
+        typer.Option(help="Which service [default: the block's, else production]."),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="API root ending in /api (required for a sandbox).")
+    ] = None,
+    login_url: Annotated[
+        str | None, typer.Option(help="The authorize page (a sandbox's is <root>/auth/login).")
+    ] = None,
+    client_id: Annotated[str | None, typer.Option(help="OAuth client id of the app.")] = None,
+    redirect_uri: Annotated[
+        str | None,
+        typer.Option(
+            help="Registered redirect URI; a loopback one is listened on. Default on a "
+            "sandbox: a free loopback port."
+        ),
+    ] = None,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Only print the address.")
+    ] = False,
+    paste: Annotated[
+        bool, typer.Option("--paste", help="Paste the redirect address instead of listening.")
+    ] = False,
+    pkce: Annotated[bool, typer.Option(help="Send a PKCE challenge (RFC 7636).")] = True,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for the redirect.")] = 300.0,
+) -> None:
+    """Connect a biller: the authorization-code flow, then save the credential block.
+
+    The client secret is read from BILLOPS_CLIENT_SECRET, the existing block, or a prompt.
+    """
+    from billing_api._exceptions import OAuthError
+    from blocks.admin import find_block, save_login
+    from blocks.login import LoginError
+
+    existing = find_block(block)
+    options = {
+        "environment": environment,
+        "base_url": base_url,
+        "login_url": login_url,
+        "redirect_uri": redirect_uri,
+        "client_id": client_id,
+    }
+    settings = _settings(existing, options)
+    try:
+        code, request = _obtain_code(
+            settings, paste=paste, pkce=pkce, open_browser=not no_browser, wait=wait
+        )
+    except LoginError as exc:
+        _fail(f"login failed: {exc}")
+    try:
+        response = _oauth(settings).exchange_code(
+            code, redirect_uri=request.redirect_uri, code_verifier=request.code_verifier
+        )
+    except OAuthError as exc:
+        _fail(f"login failed: the service refused the code: {exc}")
+    saved = save_login(block, settings, response.to_token_set(0))
+    typer.echo(
+        f"Logged in: block {block!r} saved ({saved.environment}, {saved.api_url}, "
+        f"rotation {saved.rotation}). Check it with: billops auth status --block {block}"
+    )
+
+
+def _oauth(settings: dict[str, Any]) -> Any:
+    from billing_api.oauth import ClientCredentials, OAuthClient
+
+    return OAuthClient(
+        settings["base_url"], ClientCredentials(settings["client_id"], settings["client_secret"])
+    )
+
+
+@app.command("status")
+def status(block: BlockOption) -> None:
+    """Which biller the block opens (GET /biller), token expiry, rotation, last refresh.
+
+    Exits 1 when the credential is dead (the service refuses it).
+    """
+    from billing_api._exceptions import ApiError, BillingApiError, ReauthorizationRequired
+
+    credentials = _load(block)
+    problem: str | None = None
+    biller: Any = None
+    try:
+        client = credentials.get_client()
+        with client:
+            biller = client.biller.retrieve()
+    except ReauthorizationRequired as exc:
+        problem = str(exc)
+    except ApiError as exc:
+        problem = f"the service refused the credential: {exc}"
+    except BillingApiError as exc:
+        problem = f"could not reach the service: {exc}"
+    current = credentials.read()
+    typer.echo(f"block:          {block} ({credentials.environment}, {credentials.api_url})")
+    if biller is not None:
+        name = getattr(biller, "name", None) or getattr(biller, "legal_name", None) or "-"
+        typer.echo(f"biller:         {getattr(biller, 'id', '-')} ({name})")
+    typer.echo(f"access token:   expires {_when(current.access_token_expires_at)}")
+    typer.echo(f"rotation:       {current.rotation}")
+    typer.echo(f"last refreshed: {_when(current.last_refreshed_at)}")
+    if problem is not None:
+        typer.echo(f"status:         DEAD - {problem}")
+        raise typer.Exit(1)
+    typer.echo("status:         ok")
+
+
+@app.command("recover")
+def recover(
+    block: BlockOption,
+    file: Annotated[
+        Path | None,
+        typer.Option(help="The recovery file [default: $BILLOPS_HOME/recovery/<block>.json]."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Restore even if the block has moved on since.")
+    ] = False,
+) -> None:
+    """Restore the token set a worker could not save into the block, then move the file aside."""
+    from blocks.admin import RecoveryError, recovery_path, restore_recovery
+
+    credentials = _load(block)
+    path = file or recovery_path(block)
+    try:
+        rotation, aside = restore_recovery(credentials, path, force=force)
+    except RecoveryError as exc:
+        _fail(str(exc))
+    typer.echo(f"Restored {path} into block {block!r} (rotation {rotation}); file moved to {aside}")
+
+
+@app.command("revoke")
+def revoke(block: BlockOption) -> None:
+    """Revoke the block's refresh token at the service and drop its cached access token."""
+    from billing_api._exceptions import OAuthError
+    from blocks.admin import forget_tokens
+
+    credentials = _load(block)
+    try:
+        credentials.get_oauth_client().revoke(
+            credentials.read().refresh_token, token_type_hint="refresh_token"
+        )
+    except OAuthError as exc:
+        _fail(f"the service refused the revocation: {exc}")
+    forget_tokens(credentials)
+    typer.echo(
+        f"Revoked the refresh token of block {block!r}. "
+        f"Connect again with: billops auth login --block {block}"
+    )

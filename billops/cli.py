@@ -7,11 +7,12 @@ costs FastAPI and uvicorn start-up for nothing.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from billops import auth_cli, ledger_cli, template_cli
+from billops import auth_cli, deploy_cli, ledger_cli, run_cli, setup_cli, template_cli, undo_cli
 from billops.settings import BillopsSettings
 
 app = typer.Typer(
@@ -25,9 +26,38 @@ sandbox_app = typer.Typer(
 )
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(auth_cli.app, name="auth")
+app.command("setup")(setup_cli.setup)
 app.add_typer(ledger_cli.db_app, name="db")
 app.add_typer(ledger_cli.ledger_app, name="ledger")
+
+
+def _import_resolver(block: str, ledger: Any) -> Any:
+    """``billops ledger resolve`` settles bulk imports by asking the service (loaded lazily)."""
+    from tasks.import_resolution import import_resolver
+
+    return import_resolver(block, ledger)
+
+
+ledger_cli.set_resolver_factory(_import_resolver)
 app.add_typer(template_cli.app, name="template")
+app.add_typer(run_cli.app, name="run")
+app.command("undo-import")(undo_cli.undo_import_command)
+app.command("deploy")(deploy_cli.deploy_command)
+app.command("ui")(deploy_cli.ui_command)
+
+
+@app.command("demo")
+def demo(
+    folder: Annotated[
+        Path | None,
+        typer.Option(help="Where the demo keeps everything [default: $BILLOPS_HOME/demo]."),
+    ] = None,
+) -> None:
+    """The main job on a fresh machine: sandbox, login, import with bad rows, nightly, reports."""
+    from billops.demo import run_in_fresh_interpreter
+
+    target = (folder or BillopsSettings().home / "demo").resolve()
+    raise typer.Exit(run_in_fresh_interpreter(target))
 
 
 @sandbox_app.command("serve")

@@ -33,6 +33,7 @@ from tests.support.sandbox_admin import (  # noqa: E402
     running_sandbox,
 )
 
+pytest_plugins = ["tests.support.secret_scan"]
 POSTGRES_ENV = "BILLOPS_TEST_DATABASE_URL"
 
 

@@ -1,0 +1,24 @@
+"""${message}
+
+Revision ID: ${up_revision}
+Revises: ${down_revision | comma,n}
+Create Date: ${create_date}
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = ${repr(up_revision)}
+down_revision: str | None = ${repr(down_revision)}
+branch_labels: str | None = None
+depends_on: str | None = None
+
+
+def upgrade() -> None:
+    ${upgrades if upgrades else "return None"}
+
+
+def downgrade() -> None:
+    ${downgrades if downgrades else "return None"}
