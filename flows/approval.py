@@ -40,8 +40,13 @@ def require_approval(
     subject: str,
     approved_by: str | None,
     reason: str | None,
+    interactive: bool | None = None,
 ) -> str:
-    """Return the approver's name once the action is approved; record it in the audit table."""
+    """Return the approver's name once the action is approved; record it in the audit table.
+
+    ``interactive``: pause for the UI form; by default only runs of a deployment do (a CLI run
+    has nobody watching the UI, so it needs ``--approve-as``).
+    """
     run_id = str(flow_run.get_id() or "")
     if approved_by:
         if not reason:
@@ -56,7 +61,9 @@ def require_approval(
             run_id=run_id,
         )
         return approved_by
-    if deployment.get_id() is None:
+    if interactive is None:
+        interactive = deployment.get_id() is not None
+    if not interactive:
         raise ApprovalRequired(
             f"{action} deletes payment requests and needs an approval: rerun with "
             "--approve-as NAME --reason TEXT (or run it from its deployment in the Prefect UI, "

@@ -81,18 +81,17 @@ def import_payment_requests(
     ledger = open_ledger()
     try:
         with biller_session(biller, ledger) as session:
-            summary = _import(
-                session,
-                file,
-                dry_run,
-                on_bad_rows,
-                chunk_size,
-                delete_missing,
-                sheet,
-                force,
-                approved_by,
-                approval_reason,
+            options = ImportOptions(
+                dry_run=dry_run,
+                on_bad_rows=on_bad_rows,
+                chunk_size=chunk_size,
+                delete_missing=delete_missing,
+                sheet=sheet,
+                force=force,
+                approved_by=approved_by,
+                approval_reason=approval_reason,
             )
+            summary = _import(session, file, options)
     finally:
         ledger.close()
     logger.info(
@@ -101,79 +100,97 @@ def import_payment_requests(
     return summary
 
 
-def _import(
-    session: BillerSession,
-    file: Path,
-    dry_run: bool,
-    on_bad_rows: str,
-    chunk_size: int,
-    delete_missing: bool,
-    sheet: str | None,
-    force: bool,
-    approved_by: str | None,
-    approval_reason: str | None,
-) -> ImportSummary:
+@dataclass(frozen=True)
+class ImportOptions:
+    """The flow's parameters that shape one import (see the flow's docstring)."""
+
+    dry_run: bool
+    on_bad_rows: str
+    chunk_size: int
+    delete_missing: bool
+    sheet: str | None
+    force: bool
+    approved_by: str | None
+    approval_reason: str | None
+
+
+def _import(session: BillerSession, file: Path, options: ImportOptions) -> ImportSummary:
     run_id = current_run_id()
     prepared = prepare_import(
         session.client,
         session.ledger,
         file=file,
         biller_id=session.biller_id,
-        sheet=sheet,
-        chunk_size=chunk_size,
-        whole_file=delete_missing,
+        sheet=options.sheet,
+        chunk_size=options.chunk_size,
+        whole_file=options.delete_missing,
     )
+    summary = ImportSummary(file=str(file), biller=session.block, status="dry_run", run_id=run_id)
+    if prepared.seen_before and not options.force:
+        summary.status = "already_imported"
+        summary.message = f"{prepared.seen_before} (--force to import it again)"
+        return summary
     parsed = prepared.parsed
-    base = ImportSummary(file=str(file), biller=session.block, status="dry_run", run_id=run_id)
-    if prepared.seen_before and not force:
-        base.status, base.message = (
-            "already_imported",
-            f"{prepared.seen_before} (--force to import it again)",
-        )
-        return base
-    rejected = bool(parsed.problems) and on_bad_rows == "reject_file"
-    if dry_run or rejected or not parsed.rows:
-        base.report = write_reports(
-            parsed, {}, dry_run=not rejected, sent=False, title=f"Payment requests: {file.name}"
-        )
-        base.status = "rejected" if rejected else "dry_run"
-        base.message = _nothing_sent_message(parsed.problems, rejected, dry_run)
-        if not dry_run:
-            _record_file(
-                session, prepared, run_id, "rejected" if rejected else "imported", base.report
-            )
-        return base
-    if delete_missing:
+    # A bad file is rejected whole by default; with `skip`, only when no row is left to send.
+    rejected = bool(parsed.problems) and (options.on_bad_rows == "reject_file" or not parsed.rows)
+    if options.dry_run or rejected or not parsed.rows:
+        return _report_without_sending(session, prepared, summary, rejected, options.dry_run)
+    if options.delete_missing:
         require_approval(
             session.ledger,
             action="delete-missing payment requests",
             subject=f"{session.block}:{file.name}",
-            approved_by=approved_by,
-            reason=approval_reason,
+            approved_by=options.approved_by,
+            reason=options.approval_reason,
         )
-    _record_file(session, prepared, run_id, "importing", None)
-    base.chunks = _submit_all(session, prepared, run_id, delete_missing)
+    return _send_and_settle(session, prepared, summary, options.delete_missing)
+
+
+def _report_without_sending(
+    session: BillerSession,
+    prepared: PreparedImport,
+    summary: ImportSummary,
+    rejected: bool,
+    dry_run: bool,
+) -> ImportSummary:
+    parsed = prepared.parsed
+    summary.report = write_reports(
+        parsed, {}, dry_run=not rejected, sent=False, title=f"Payment requests: {parsed.path.name}"
+    )
+    summary.status = "rejected" if rejected else "dry_run"
+    summary.message = _nothing_sent_message(parsed.problems, rejected, dry_run)
+    if not dry_run:
+        state = "rejected" if rejected else "imported"
+        _record_file(session, prepared, summary.run_id, state, summary.report)
+    return summary
+
+
+def _send_and_settle(
+    session: BillerSession, prepared: PreparedImport, summary: ImportSummary, delete_missing: bool
+) -> ImportSummary:
+    parsed = prepared.parsed
+    _record_file(session, prepared, summary.run_id, "importing", None)
+    summary.chunks = _submit_all(session, prepared, summary.run_id, delete_missing)
     settled = settle_jobs(
         session.client,
         session.ledger,
-        keys=[s.key for s in base.chunks],
+        keys=[s.key for s in summary.chunks],
         worker=worker_name(),
         poll=import_jobs.PollSettings(),
     )
     items = import_jobs.outcomes_by_line(
         item for op in settled for item in session.ledger.items(op.key)
     )
-    base.report = write_reports(
-        parsed, items, dry_run=False, sent=True, title=f"Payment requests: {file.name}"
+    summary.report = write_reports(
+        parsed, items, dry_run=False, sent=True, title=f"Payment requests: {parsed.path.name}"
     )
     finished = all(op.state in ("confirmed", "failed") for op in settled)
-    base.status = "imported" if finished else "pending"
-    if finished and parsed.problems:
-        base.status = "partial"
-    _record_file(session, prepared, run_id, "imported" if finished else "importing", base.report)
+    summary.status = ("partial" if parsed.problems else "imported") if finished else "pending"
+    state = "imported" if finished else "importing"
+    _record_file(session, prepared, summary.run_id, state, summary.report)
     if not finished:
-        base.message = "some jobs are still open; `billops run poll-import-jobs` settles them"
-    return base
+        summary.message = "some jobs are still open; `billops run poll-import-jobs` settles them"
+    return summary
 
 
 def _submit_all(

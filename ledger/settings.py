@@ -25,6 +25,14 @@ class BillopsSettings(BaseSettings):
         "under BILLOPS_HOME. The CLI and every deployment must use the same one.",
     )
 
+    bulk_import_columns: dict[str, str] | None = Field(
+        default=None,
+        description="Column names of the service's bulk-import file, as JSON "
+        '(BILLOPS_BULK_IMPORT_COLUMNS=\'{"amount": "totalAmount", ...}\'): field -> column. '
+        "Default: the contract's columns. The real service's layout is not public, so this is "
+        "where it is adapted without a code change.",
+    )
+
     @property
     def sandbox_database_url(self) -> str:
         return f"sqlite:///{self.home / 'sandbox.db'}"

@@ -308,17 +308,25 @@ def settle_one(
 
     An operation another live worker is sending is returned unchanged (still unsettled).
     """
-    if op.state in (OperationState.CONFIRMED, OperationState.FAILED):
-        return op
-    for _ in range(MAX_SENDS_PER_RUN):
+    sends = 0
+    started = settings.clock()
+    delay = settings.first_delay
+    while op.state not in (OperationState.CONFIRMED, OperationState.FAILED):
         if op.state == OperationState.SENT and op.remote_id is not None:
             return settle_operation(client, ledger, op, settings, on_poll)
+        if sends == MAX_SENDS_PER_RUN:
+            break
         resent = resend_unknown(client, ledger, op, worker=worker, claims=claims)
-        if resent is None:  # another live worker holds it
-            return op
-        op = resent
-        if op.state == OperationState.FAILED:
-            return op
+        if resent is not None:
+            sends += 1
+            op = resent
+            continue
+        # Another live worker is sending it: wait for its job id (then poll it) or its death.
+        if settings.clock() - started + delay > settings.deadline:
+            break
+        settings.sleep(delay)
+        delay = min(delay * 2, settings.max_delay)
+        op = ledger.get(op.key) or op
     return op
 
 

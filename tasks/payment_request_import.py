@@ -20,9 +20,11 @@ from prefect.cache_policies import NO_CACHE
 
 from billing_api import BillingClient
 from ledger import Ledger, Operation
+from ledger.settings import BillopsSettings
 from tasks import import_jobs
 from tasks.import_progress import JobProgress
 from tasks.payment_request_files import (
+    MAX_ROWS_PER_FILE,
     Chunk,
     CustomerDirectory,
     ParsedFile,
@@ -81,8 +83,16 @@ def prepare_import(
             f"by run {seen.run_id}"
         )
     size = max(len(parsed.rows), 1) if whole_file else chunk_size
+    if whole_file and size > MAX_ROWS_PER_FILE:
+        raise ValueError(
+            f"a full sync (delete_missing) sends the whole file as one job, and the service takes "
+            f"at most {MAX_ROWS_PER_FILE:,} rows per job; {file.name} has {size:,} valid rows"
+        )
+    mapping = BillopsSettings().bulk_import_columns
     return PreparedImport(
-        parsed=parsed, chunks=make_chunks(parsed.rows, size=size), seen_before=seen_before
+        parsed=parsed,
+        chunks=make_chunks(parsed.rows, size=size, mapping=mapping),
+        seen_before=seen_before,
     )
 
 

@@ -27,6 +27,14 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.support.sandbox_admin import BillerTokens, PlatformToken, SandboxAdmin
 
+# Hypothesis flags any use of the global `random` module while it draws a case, from any thread.
+# Our strategies never use it, but Prefect's client threads left by earlier tests in the session
+# can (their backoff jitter, prefect/utilities/math.py): not a strategy bug, so the warning is off.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Do not use the `random` module inside strategies"
+    ":hypothesis.errors.HypothesisDeprecationWarning"
+)
+
 CONTRACT = Path(__file__).resolve().parents[2] / "billing_api" / "openapi.yaml"
 EXAMPLES = int(os.environ.get("BILLOPS_FUZZ_EXAMPLES", "12"))
 CHECKS = [
