@@ -64,7 +64,8 @@ def prepare_import(
 ) -> PreparedImport:
     """Read and validate the file; note whether this exact file was imported before."""
     customers = CustomerDirectory.from_records(
-        (c.id, c.external_id, c.name) for c in client.customers.list()
+        (c.id, c.external_id, c.name)
+        for c in client.customers.list(page_size=import_jobs.LIST_PAGE_SIZE)
     )
     references = existing_references(client)
     parsed = parse_payment_request_file(
@@ -103,7 +104,7 @@ def existing_references(client: BillingClient) -> dict[str, str]:
     again (an update), not a duplicate, so callers compare both.
     """
     known: dict[str, str] = {}
-    for request in client.payment_requests.list():
+    for request in client.payment_requests.list(page_size=import_jobs.LIST_PAGE_SIZE):
         reference = getattr(request, "reference", None)
         if reference:
             known[str(reference)] = str(getattr(request, "external_id", "") or "")
