@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from blocks import BillerCredentials
+from blocks._lock import ensure_limit
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 from tests.support.secret_scan import register_secret
 
@@ -38,6 +39,9 @@ def save_connected_block(
         access_token_lifetime=float(tokens.expires_in),
     )
     block.save(name)
+    # As `billops setup` does: the refresh lock exists before any worker needs it, so workers
+    # starting together do not race to create it (the Prefect server logs each losing create).
+    ensure_limit(block.lock_name)
     return block, tokens
 
 
