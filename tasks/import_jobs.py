@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from billing_api import ApiError, BillingClient, OutcomeUnknown, TransportError
+from billing_api import (
+    ApiError,
+    BillingClient,
+    Forbidden,
+    OutcomeUnknown,
+    RateLimited,
+    TransportError,
+    Unauthorized,
+)
 from ledger import ItemOutcome, Ledger, Operation, OperationState
 from tasks.crash_points import crash_point
 from tasks.payment_request_files import Chunk
@@ -170,6 +178,11 @@ def _send_bytes(
         )
     except OutcomeUnknown as exc:
         return ledger.mark_unknown(key, error=str(exc))
+    except (RateLimited, Unauthorized, Forbidden) as exc:
+        # Refused before anything was applied (too many requests, a token problem): the chunk is
+        # sendable again as it was, once the cause is gone. The run fails and says why.
+        ledger.release(key, reason=f"not applied: {exc}")
+        raise
     except ApiError as exc:
         return ledger.mark_failed(key, error=str(exc))
     except TransportError as exc:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import csv
+import uuid
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from billing_api import Forbidden
+from blocks import BillerCredentials
 from flows.approval import ApprovalRequired
 from flows.payment_requests import import_payment_requests, poll_import_jobs
+from tasks.biller_session import open_ledger
 from tests.flows.conftest import ImportBiller, write_rows
+from tests.support.sandbox_admin import SandboxAdmin
 
 
 def _read_report(path: Path) -> list[dict[str, str]]:
@@ -131,3 +136,35 @@ def test_poll_import_jobs_with_nothing_open_is_a_quiet_success(
     import_biller: ImportBiller, ledger_home: Path
 ) -> None:
     assert poll_import_jobs(biller=import_biller.block) == []
+
+
+def test_a_refusal_before_anything_is_applied_leaves_the_chunk_sendable(
+    import_biller: ImportBiller, admin: SandboxAdmin, ledger_home: Path, tmp_path: Path
+) -> None:
+    """A read-only login is refused (403) on the upload: nothing was applied, so the ledger puts
+    the chunk back to `intended` and the run fails saying why; a proper login then sends it."""
+    app = admin.create_app()
+    code = admin.authorization_code(app, import_biller.biller_id, read_only=True)
+    tokens = admin.token(app, grant_type="authorization_code", code=code).json()
+    read_only = f"read-only-{uuid.uuid4().hex[:8]}"
+    BillerCredentials(
+        environment="sandbox",
+        base_url=f"{admin.root}/api",
+        client_id=app.client_id,
+        client_secret=app.client_secret,
+        refresh_token=tokens["refresh_token"],
+    ).save(read_only)
+    file = write_rows(tmp_path / "ro.csv", import_biller, 3)
+
+    with pytest.raises(Forbidden):
+        import_payment_requests(file=file, biller=read_only, dry_run=False)
+
+    ledger = open_ledger()
+    try:
+        (op,) = ledger.operations(biller=import_biller.biller_id)
+        assert op.state == "intended" and "not applied" in (op.error or "")
+    finally:
+        ledger.close()
+    summary = import_payment_requests(file=file, biller=import_biller.block, dry_run=False)
+    assert summary.status == "imported"
+    assert len(import_biller.payment_requests()) == 3
