@@ -3,30 +3,34 @@
 The sandbox answers the contract in ``billing_api/openapi.yaml`` over real HTTP so that the demo,
 the tests and the benchmarks run on a fresh machine. It shares nothing with ``billing_api`` but
 that contract file, and no billops job imports it: the CLI loads it lazily
-(``billops sandbox serve``).
+(``billops sandbox serve``). What the real service does where the contract is silent, and what
+the sandbox chose instead, is in ``docs/service.md``.
 
-Layout (one module per job; routes are thin, the modules below do the work):
+The rule of the house: **routes map HTTP only**. A module of ``routes/`` reads the request
+(path, query, body, token), calls the domain packages, and turns their answer into a response;
+it builds no SQL and imports no other route module. The domain packages own the queries and the
+contract's rules. ``tests/test_layout.py`` checks both.
 
-- infrastructure: ``app`` (``create_app``), ``serve`` (the process and the in-thread server),
-  ``config``, ``db``, ``models`` (Base, exact ``Money``, auth tables), ``billing_models`` (the
-  business tables), ``deps``, ``errors``, ``middleware``, ``pagination``, ``numbering``, ``state``
-  (run-time config, the clock), ``stats``, ``contract``, ``timefmt``, ``money``
-- input checking: ``bodies`` (exact JSON reading, ``Fields``) and ``validation`` (pydantic bodies);
-  both report ``field`` paths in the contract's ``items[0].quantity`` form
-- OAuth and billers: ``tokens``, ``billers``
-- customers: ``customers`` (shared helpers), ``customer_records``, ``customer_query``,
-  ``customer_settings``, ``customer_models``, ``mandates``, ``cards``, ``catalogs``, ``workflows``
-- invoicing: ``invoicing``, ``invoice_lines`` (tax per line), ``invoice_actions``, ``instalments``,
-  ``invoice_pdf``, ``payment_requests``, ``payment_request_actions``, ``collection`` (pause and
-  resume, the effective collection state), ``payment_import``
-- bulk import: ``bulk_csv`` (reading the file), ``bulk_import`` (jobs), ``bulk_apply`` (rows),
-  ``bulk_worker`` (the background thread), ``import_models``
-- schedules: ``schedules``, ``schedule_bodies``, ``schedule_models``; webhooks: ``webhook_settings``
-- events and delivery: ``events`` (``emit``: an outbox row in the caller's transaction),
-  ``event_models``, ``webhook_delivery`` (the worker: signing, attempts, backoff)
-- fault injection: ``faults`` (the plan, the ``--faults`` string, the middleware)
-- hosted pages: ``mandate_signing``, ``card_payments``, ``test_accounts``, ``page_html``
-- ``seed``: demo data; ``routes/``: one router per section of the contract, ``pages``
-  (``/dd-mandate``, ``/pay``), ``consent`` (``/auth/login``), and the admin API (``/_sandbox``):
-  ``admin``, ``admin_customers``, ``admin_faults``, ``admin_webhooks``
+- ``app`` (``create_app``), ``serve`` (the process and the in-thread test server), ``config``
+- ``core/``: database and sessions (one writer at a time on SQLite), request dependencies (the
+  biller id, the root URL), the contract's error bodies, JSON bodies and query validation,
+  pagination (``Listing``), the clock and run-time state, ids, money, times, numbering, working
+  days, request counters and the request-id middleware
+- ``models/``: every table, registered by the package's ``__init__``
+- ``oauth/``: apps, codes, grants and rotating tokens; client authentication and the consent
+  page's rules; the biller record
+- ``customers/``: records, listing and financial summaries, settings, mandates, cards on file
+- ``billing/``: invoices (lines, tax, actions, instalments, the PDF), payment requests, the
+  invoice and payment-request lists, collection pause and resume, imported payments, schedules,
+  catalogues, workflows
+- ``bulk_import/``: the CSV, jobs and items, applying rows, the background worker
+- ``simulation/``: the clock's daily steps (mandates, schedules, collections, payouts) and the
+  seeded demo data
+- ``exports/``: the payout export and the bank statements in UK banks' layouts
+- ``webhooks/``: subscriptions, the event outbox, delivery, the admin history
+- ``faults/``: the fault plan and the middleware that injects it
+- ``pages/``: the hosted pages' forms and rules (mandate signing, card payment), the documented
+  test accounts
+- ``routes/``: one router per section of the contract, the hosted pages, the consent page and
+  the admin API (``/_sandbox``)
 """

@@ -9,15 +9,15 @@ import anyio
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
 
-from sandbox import billing_models  # noqa: F401 - registers the business tables
-from sandbox.bulk_worker import BulkImportWorker
+from sandbox.bulk_import.worker import BulkImportWorker
 from sandbox.config import SandboxSettings
-from sandbox.contract import load_contract
-from sandbox.db import init_schema, make_engine, make_session_factory
-from sandbox.deps import SandboxContext
-from sandbox.errors import install_error_handlers
+from sandbox.core.contract import load_contract
+from sandbox.core.db import init_schema, make_engine, make_session_factory
+from sandbox.core.deps import SandboxContext
+from sandbox.core.errors import install_error_handlers
+from sandbox.core.middleware import RequestIdMiddleware
+from sandbox.core.stats import CounterFlusher
 from sandbox.faults import FaultMiddleware, FaultState, SandboxFastAPI
-from sandbox.middleware import RequestIdMiddleware
 from sandbox.routes import (
     admin,
     admin_customers,
@@ -26,7 +26,9 @@ from sandbox.routes import (
     biller,
     bulk_import,
     catalogs,
+    collection,
     consent,
+    customer_extras,
     customers,
     invoices,
     mandates,
@@ -39,24 +41,28 @@ from sandbox.routes import (
     workflows,
 )
 from sandbox.routes import exports as export_routes
-from sandbox.simulation import pin_clock
-from sandbox.webhook_delivery import WebhookDeliveryWorker
+from sandbox.simulation.clock import pin_clock
+from sandbox.webhooks.delivery import WebhookDeliveryWorker
 
 API_PREFIX = "/api"
 # The routers that answer the contract's operations (paths relative to API_PREFIX); each route's
 # operation_id is the contract's operationId (tests/test_contract.py holds them to it).
 # Order matters where paths overlap: a path parameter matches any segment ("/customers/{id}"
 # would take "/customers/directdebitmandates"), so the routers with literal paths come first,
-# and inside a router ":action" and literal routes are declared before "/{id}".
+# and inside a router ":action" and literal routes are declared before "/{id}"; the collection
+# router (":pause_collection" of invoices and payment requests) comes before both of theirs.
 API_ROUTERS: tuple[APIRouter, ...] = (
     oauth.router,
     biller.router,
     mandates.router,
     customers.router,
+    customer_extras.router,
+    collection.router,
     invoices.router,
     bulk_import.router,
     payment_requests.router,
-    schedules.router,
+    schedules.recurring_invoices,
+    schedules.recurring_payment_requests,
     payments.router,
     catalogs.router,
     workflows.router,
@@ -85,18 +91,22 @@ def create_app(settings: SandboxSettings) -> FastAPI:
         pin_clock(context.sessions, settings.clock_start)
     # Bulk import jobs are processed by this background thread, never inside a request.
     bulk_worker = BulkImportWorker(context.sessions)
-    # Webhook events are delivered by background threads too (sandbox.webhook_delivery).
+    # Webhook events are delivered by background threads too (sandbox.webhooks.delivery).
     webhook_worker = WebhookDeliveryWorker(context.sessions, settings.runtime)
+    # Request counters are written to the database off the requests' transactions.
+    counters = CounterFlusher(context.request_counts, context.sessions)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         bulk_worker.start()
         webhook_worker.start()
+        counters.start()
         try:
             yield
         finally:
             await anyio.to_thread.run_sync(bulk_worker.stop)
             await anyio.to_thread.run_sync(webhook_worker.stop)
+            await anyio.to_thread.run_sync(counters.stop)
             engine.dispose()
 
     # FastAPI's generated schema is off: the contract document is the one the sandbox serves.

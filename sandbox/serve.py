@@ -21,8 +21,8 @@ from fastapi import FastAPI
 
 from sandbox.app import create_app
 from sandbox.config import SandboxSettings
-from sandbox.db import session_scope
-from sandbox.seed import seed_demo
+from sandbox.core.db import session_scope
+from sandbox.simulation.seed import seed_demo
 
 
 def root_url(host: str, port: int) -> str:

@@ -12,13 +12,14 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandbox import billers, events, simulation, state, stats, tokens
-from sandbox.db import clear_all, session_scope
-from sandbox.deps import AdminGuard, ContextDep, SessionDep
-from sandbox.errors import VALIDATION_ERROR, ApiError, not_found
-from sandbox.models import App, Biller
-from sandbox.seed import seed_demo
-from sandbox.timefmt import iso
+from sandbox.core import state
+from sandbox.core.db import clear_all, session_scope
+from sandbox.core.deps import AdminGuard, ContextDep, SessionDep
+from sandbox.core.errors import VALIDATION_ERROR, ApiError
+from sandbox.core.timefmt import iso
+from sandbox.oauth import billers, clients, tokens
+from sandbox.simulation import clock as simulation
+from sandbox.simulation.seed import seed_demo
 
 router = APIRouter(prefix="/_sandbox", dependencies=[AdminGuard], include_in_schema=False)
 
@@ -52,11 +53,7 @@ class BillerCreate(BaseModel):
 
 @router.post("/billers", status_code=201)
 def create_biller(body: BillerCreate, session: SessionDep) -> dict[str, str]:
-    extra = body.model_extra or {}
-    biller = billers.new_biller(body.name, extra, state.now(session))
-    session.add(biller)
-    session.flush()
-    events.emit(session, biller_id=biller.id, kind="biller", type="BILLER_CREATED", ids={})
+    biller = billers.create_biller(session, body.name, body.model_extra or {})
     return {"billerId": biller.id}
 
 
@@ -73,11 +70,8 @@ def create_authorization_code(
 ) -> dict[str, Any]:
     """What the consent page would hand over: a code for ``billerId`` (no redirect_uri bound
     unless ``redirectUri`` is given)."""
-    app = session.get(App, client_id)
-    if app is None:
-        raise not_found("app")
-    if session.get(Biller, body.biller_id) is None:
-        raise not_found("biller")
+    app = clients.get_app(session, client_id)
+    billers.get_biller(session, body.biller_id)
     if body.redirect_uri is not None and not tokens.is_allowed_redirect(app, body.redirect_uri):
         raise ApiError(
             422, VALIDATION_ERROR, "redirectUri not allowed for this app", field="redirectUri"
@@ -99,9 +93,14 @@ def create_authorization_code(
 
 
 @router.get("/stats")
-def read_stats(session: SessionDep, billerId: str | None = None) -> dict[str, Any]:  # noqa: N803
+def read_stats(
+    session: SessionDep,
+    context: ContextDep,
+    billerId: str | None = None,  # noqa: N803
+) -> dict[str, Any]:
     """Counters per biller (and per app for platform calls); ``?billerId=`` narrows to one."""
-    return stats.snapshot(session, owner=f"biller:{billerId}" if billerId else None)
+    owner = f"biller:{billerId}" if billerId else None
+    return context.request_counts.read(session, owner)
 
 
 @router.get("/config")
@@ -185,7 +184,7 @@ def seed(body: SeedRequest, context: ContextDep) -> dict[str, Any]:
 def reset(context: ContextDep, request: Request) -> Response:
     """Forget everything: apps, billers, tokens, counters, config overrides, the clock offset;
     fault injection goes back to what the sandbox was started with."""
-    engine = context.sessions.kw["bind"]
-    clear_all(engine)
+    with context.request_counts.reset():
+        clear_all(context.sessions.kw["bind"])
     request.app.state.faults.configure(context.settings.faults)
     return Response(status_code=204)

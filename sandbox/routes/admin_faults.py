@@ -18,7 +18,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from sandbox.deps import AdminGuard
+from sandbox.core.deps import AdminGuard
 from sandbox.faults import FaultPlan, FaultState
 
 router = APIRouter(prefix="/_sandbox", dependencies=[AdminGuard], include_in_schema=False)

@@ -1,6 +1,6 @@
 """``/payment_requests/bulk_import``: upload a CSV as a job, read the job and its items.
 
-The upload only stores the file and answers 202; :mod:`sandbox.bulk_worker` processes it.
+The upload only stores the file and answers 202; :mod:`sandbox.bulk_import.worker` processes it.
 """
 
 from __future__ import annotations
@@ -12,18 +12,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from starlette.datastructures import UploadFile
 
-from sandbox import bulk_import
-from sandbox.bulk_csv import MAX_FILE_BYTES
-from sandbox.deps import BillerDep, SessionDep
-from sandbox.errors import BAD_REQUEST, ApiError
-from sandbox.import_models import BulkImportItem
-from sandbox.pagination import PageDep, paginate
-from sandbox.validation import column, enum_filter, sortable
+from sandbox.bulk_import import jobs as bulk_import
+from sandbox.bulk_import.csv_rows import MAX_FILE_BYTES
+from sandbox.core.deps import BillerId, SessionDep
+from sandbox.core.errors import BAD_REQUEST, ApiError
+from sandbox.core.pagination import PageDep, paginate
+from sandbox.core.validation import QueryBool, enum_filter
 
 router = APIRouter(tags=["payment_requests"])
-
-ACCEPTED_COLLECTION_METHODS = ("NONE",)
-KNOWN_COLLECTION_METHODS = ("AUTO_COLLECT", "ON_DEMAND", "NONE")
 
 
 @dataclass(frozen=True)
@@ -61,21 +57,6 @@ async def read_upload(request: Request) -> Upload:
     return Upload(content, name)
 
 
-def _collection_method(value: str) -> str:
-    if value not in KNOWN_COLLECTION_METHODS:
-        raise ApiError(
-            400, BAD_REQUEST, f"unknown collectionMethod {value!r}", field="collectionMethod"
-        )
-    if value not in ACCEPTED_COLLECTION_METHODS:
-        raise ApiError(
-            400,
-            BAD_REQUEST,
-            f"collectionMethod {value} is not supported by bulk import; only NONE is",
-            field="collectionMethod",
-        )
-    return value
-
-
 @router.post(
     "/payment_requests/bulk_import",
     operation_id="payment_requests.bulk_import",
@@ -86,20 +67,19 @@ def start_bulk_import(
     # The file is read first: reading it after authentication would hold the database
     # transaction (on SQLite, the write lock) open while the upload streams in.
     upload: Annotated[Upload, Depends(read_upload)],
-    principal: BillerDep,
+    biller_id: BillerId,
     session: SessionDep,
     response: Response,
     collection_method: Annotated[str, Query(alias="collectionMethod")],
-    delete_missing: Annotated[bool, Query(alias="deleteMissingPaymentRequests")],
+    delete_missing: Annotated[QueryBool, Query(alias="deleteMissingPaymentRequests")],
 ) -> dict[str, Any]:
     """202 with the ``PENDING`` job and ``Location``; the worker processes the file later."""
-    assert principal.biller_id is not None
     job = bulk_import.create_job(
         session,
-        principal.biller_id,
+        biller_id,
         content=upload.content,
         file_name=upload.file_name,
-        collection_method=_collection_method(collection_method),
+        collection_method=bulk_import.check_collection_method(collection_method),
         delete_missing=delete_missing,
     )
     response.headers["Location"] = f"/api/payment_requests/bulk_import/{job.id}"
@@ -115,19 +95,10 @@ JobIdPath = Annotated[uuid.UUID, Path(alias="jobId")]
     summary="Import job details",
 )
 def retrieve_bulk_import(
-    principal: BillerDep, session: SessionDep, job_id: JobIdPath
+    biller_id: BillerId, session: SessionDep, job_id: JobIdPath
 ) -> dict[str, Any]:
-    assert principal.biller_id is not None
-    job = bulk_import.get_job(session, principal.biller_id, str(job_id))
+    job = bulk_import.get_job(session, biller_id, str(job_id))
     return bulk_import.public_job(session, job)
-
-
-# ``rowNumber`` sorts by the item's ordinal: the deleteMissing items (no row number) come last.
-ITEM_SORTABLE = sortable(
-    rowNumber=BulkImportItem.ordinal,
-    status=BulkImportItem.status,
-    externalId=BulkImportItem.external_id,
-)
 
 
 @router.get(
@@ -136,22 +107,14 @@ ITEM_SORTABLE = sortable(
     summary="Import job items",
 )
 def list_bulk_import_items(
-    principal: BillerDep,
+    biller_id: BillerId,
     session: SessionDep,
     job_id: JobIdPath,
     page: PageDep,
     statuses: Annotated[list[str] | None, Query()] = None,
 ) -> dict[str, Any]:
     """A page of items, by row number (the deleteMissing items, without one, last)."""
-    assert principal.biller_id is not None
     wanted = enum_filter(statuses, bulk_import.ITEM_STATUSES, "statuses")
-    job = bulk_import.get_job(session, principal.biller_id, str(job_id))
-    return paginate(
-        session,
-        bulk_import.items_query(job.id, wanted),
-        page,
-        key="items",
-        sortable=ITEM_SORTABLE,
-        tiebreak=column(BulkImportItem.ordinal),
-        render=bulk_import.public_item,
-    )
+    job = bulk_import.get_job(session, biller_id, str(job_id))
+    listing = bulk_import.items(job, wanted)
+    return paginate(session, listing, page, key="items", render=bulk_import.public_item)

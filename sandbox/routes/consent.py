@@ -1,4 +1,4 @@
-"""The consent page at ``/auth/login`` (the real service's login path, service-facts §2.5).
+"""The consent page at ``/auth/login`` (the real service's login path, docs/service.md §2.6).
 
 A person picks the biller to connect and approves or denies; the browser is then redirected to
 ``redirect_uri?code=...&state=...`` (or ``?error=access_denied&state=...``). An unknown client or
@@ -13,48 +13,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Query
 from fastapi.responses import HTMLResponse, RedirectResponse
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from sandbox import state, tokens
-from sandbox.deps import ContextDep, SessionDep
-from sandbox.models import App, Biller
-from sandbox.routes.oauth import redirect_with
+from sandbox.core import state
+from sandbox.core.deps import ContextDep, SessionDep
+from sandbox.oauth import clients, tokens
+from sandbox.oauth.clients import redirect_with
+from sandbox.pages import html
 
 router = APIRouter(prefix="/auth", include_in_schema=False)
 
-_STYLE = (
-    "body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}"
-    "fieldset{border:1px solid #ccc;padding:1rem}button{font-size:1rem;margin-right:.5rem}"
-    ".error{color:#a00}"
-)
-
-
-def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
-    html = (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}"
-        f"</title><style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>{body}</body></html>"
-    )
-    return HTMLResponse(html, status_code=status)
-
 
 def _error_page(message: str) -> HTMLResponse:
-    return _page("Cannot connect", f"<p class='error' role='alert'>{escape(message)}</p>", 400)
-
-
-def _check_client(session: Session, client_id: str, redirect_uri: str | None) -> App | str:
-    app = session.get(App, client_id) if client_id else None
-    if app is None:
-        return "Unknown application (client_id). Ask the application's developer to check it."
-    if redirect_uri is not None and not tokens.is_allowed_redirect(app, redirect_uri):
-        return "This redirect address is not registered for the application."
-    return app
-
-
-def _hidden(name: str, value: str | None) -> str:
-    if value is None:
-        return ""
-    return f"<input type='hidden' name='{name}' value='{escape(value, quote=True)}'>"
+    return html.page("Cannot connect", f"<p class='error' role='alert'>{escape(message)}</p>", 400)
 
 
 @router.get("/login", response_class=HTMLResponse, response_model=None)
@@ -69,7 +39,7 @@ def consent_page(
     code_challenge_method: Annotated[str | None, Query()] = None,
     biller_id: Annotated[str | None, Query()] = None,
 ) -> HTMLResponse | RedirectResponse:
-    app = _check_client(session, client_id, redirect_uri)
+    app = clients.consent_client(session, client_id, redirect_uri)
     if isinstance(app, str):
         return _error_page(app)
     target = redirect_uri or app.redirect_uri
@@ -77,9 +47,11 @@ def consent_page(
         return RedirectResponse(
             redirect_with(target, {"error": "unsupported_response_type", "state": state_}), 303
         )
-    billers = session.scalars(select(Biller).order_by(Biller.created_at)).all()
+    billers = clients.consent_billers(session)
     if not billers:
-        return _page("Connect", "<p>No billers yet: create one with POST /_sandbox/billers.</p>")
+        return html.page(
+            "Connect", "<p>No billers yet: create one with POST /_sandbox/billers.</p>"
+        )
     choices = "".join(
         f"<div><label><input type='radio' name='biller_id' value='{escape(b.id, quote=True)}'"
         f"{' checked' if (b.id == biller_id or (biller_id is None and i == 0)) else ''}> "
@@ -87,7 +59,7 @@ def consent_page(
         for i, b in enumerate(billers)
     )
     hidden = "".join(
-        _hidden(name, value)
+        html.hidden(name, value)
         for name, value in [
             ("client_id", client_id),
             ("redirect_uri", redirect_uri),
@@ -106,7 +78,7 @@ def consent_page(
         "<button type='submit' name='decision' value='approve'>Approve</button>"
         "<button type='submit' name='decision' value='deny'>Deny</button></form>"
     )
-    return _page(f"Connect {app.name}", form)
+    return html.page(f"Connect {app.name}", form)
 
 
 FormText = Annotated[str | None, Form()]
@@ -126,7 +98,7 @@ def consent_decision(
     code_challenge_method: FormText = None,
     read_only: FormText = None,
 ) -> HTMLResponse | RedirectResponse:
-    app = _check_client(session, client_id, redirect_uri)
+    app = clients.consent_client(session, client_id, redirect_uri)
     if isinstance(app, str):
         return _error_page(app)
     target = redirect_uri or app.redirect_uri
@@ -134,14 +106,15 @@ def consent_decision(
         return RedirectResponse(
             redirect_with(target, {"error": "access_denied", "state": state_}), 303
         )
-    if not biller_id or session.get(Biller, biller_id) is None:
+    chosen = clients.chosen_biller(session, biller_id)
+    if chosen is None:
         return _error_page("Choose the biller to connect.")
-    if code_challenge and code_challenge_method not in (None, "S256", "plain"):
+    if code_challenge and code_challenge_method not in clients.PKCE_METHODS:
         return _error_page("Unsupported code_challenge_method (use S256 or plain).")
     code = tokens.issue_code(
         session,
         app=app,
-        biller_id=biller_id,
+        biller_id=chosen,
         redirect_uri=redirect_uri,
         scope=scope,
         read_only=read_only == "true",

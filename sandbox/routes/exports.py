@@ -2,10 +2,10 @@
 
 ``GET /_sandbox/exports/payouts.csv?billerId=&from=&to=`` and
 ``GET /_sandbox/exports/bank_statement.csv?billerId=&from=&to=&layout=`` (see
-:mod:`sandbox.exports`). ``from``/``to`` are inclusive dates (``YYYY-MM-DD``); ``to`` defaults to
-the sandbox clock's date and is never later than it, ``from`` to 30 days before ``to``. A missing
-or malformed parameter is 400 ``BAD_REQUEST`` naming it; an unknown biller 404; an unknown layout
-400 listing the layouts. Loopback clients only, like the rest of ``/_sandbox``.
+:mod:`sandbox.exports.files`). ``from``/``to`` are inclusive dates (``YYYY-MM-DD``); ``to``
+defaults to the sandbox clock's date and is never later than it, ``from`` to 30 days before ``to``.
+A missing or malformed parameter is 400 ``BAD_REQUEST`` naming it; an unknown biller 404; an
+unknown layout 400 listing the layouts. Loopback clients only, like the rest of ``/_sandbox``.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from sandbox import exports, state
-from sandbox.bank_layouts import LAYOUTS
-from sandbox.deps import AdminGuard, SessionDep
-from sandbox.errors import BAD_REQUEST, ApiError, not_found
+from sandbox.core import state
+from sandbox.core.deps import AdminGuard, SessionDep
+from sandbox.core.errors import BAD_REQUEST, ApiError
+from sandbox.exports import files as exports
+from sandbox.exports.layouts import LAYOUTS
 from sandbox.models import Biller
+from sandbox.oauth.billers import get_biller
 
 router = APIRouter(prefix="/_sandbox/exports", dependencies=[AdminGuard], include_in_schema=False)
 
@@ -48,10 +50,7 @@ def _date(value: str | None, field: str) -> date | None:
 def _biller(session: SessionDep, biller_id: str | None) -> Biller:
     if not biller_id:
         raise _bad("billerId", "billerId is required")
-    biller = session.get(Biller, biller_id)
-    if biller is None:
-        raise not_found("biller")
-    return biller
+    return get_biller(session, biller_id)
 
 
 def _period(session: SessionDep, start: str | None, end: str | None) -> tuple[date, date]:

@@ -7,38 +7,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import and_, not_, select
+from fastapi import APIRouter, Path, Query
 
-from sandbox import mandates, state
-from sandbox.billing_models import Mandate
-from sandbox.customers import get_customer
-from sandbox.deps import SessionDep
-from sandbox.pagination import PageDep, paginate
-from sandbox.routes.common import BillerId, root_of
-from sandbox.validation import (
-    check_https_url,
-    column,
-    default_sort,
-    enum_filter,
-    multi,
-    parse_body,
-)
+from sandbox.core import state
+from sandbox.core.bodies import JsonBody
+from sandbox.core.deps import BillerId, RootDep, SessionDep
+from sandbox.core.pagination import PageDep, paginate
+from sandbox.core.validation import QueryBool, enum_filter, multi
+from sandbox.customers import mandates
+from sandbox.customers.paths import CustomerById
 
 router = APIRouter(tags=["mandates"])
 
 MandateIdPath = Annotated[str, Path(alias="id", min_length=1)]
-CustomerIdPath = Annotated[str, Path(alias="id", min_length=1)]
-
-
-class MandateCreateIn(BaseModel):
-    """Only ``redirectUrl`` is read; bank details cannot be sent, other fields are ignored [I]."""
-
-    model_config = ConfigDict(extra="ignore")
-    redirectUrl: str | None = Field(None, max_length=2048)
-
-    _https = field_validator("redirectUrl")(check_https_url)
 
 
 @router.put(
@@ -47,11 +28,11 @@ class MandateCreateIn(BaseModel):
     summary="Reinstate a cancelled mandate",
 )
 def reinstate(
-    biller_id: BillerId, session: SessionDep, request: Request, mandate_id: MandateIdPath
+    biller_id: BillerId, session: SessionDep, root: RootDep, mandate_id: MandateIdPath
 ) -> dict[str, Any]:
     mandate = mandates.get_mandate(session, biller_id, mandate_id)
     mandates.reinstate(session, mandate, state.now(session))
-    return mandates.public(session, mandate, root_of(request))
+    return mandates.public(session, mandate, root)
 
 
 @router.put(
@@ -60,11 +41,11 @@ def reinstate(
     summary="Cancel a mandate",
 )
 def cancel(
-    biller_id: BillerId, session: SessionDep, request: Request, mandate_id: MandateIdPath
+    biller_id: BillerId, session: SessionDep, root: RootDep, mandate_id: MandateIdPath
 ) -> dict[str, Any]:
     mandate = mandates.get_mandate(session, biller_id, mandate_id)
     mandates.cancel(mandate, state.now(session))
-    return mandates.public(session, mandate, root_of(request))
+    return mandates.public(session, mandate, root)
 
 
 @router.get(
@@ -75,33 +56,24 @@ def cancel(
 def search(
     biller_id: BillerId,
     session: SessionDep,
-    request: Request,
+    root: RootDep,
     page: PageDep,
     customer_id: Annotated[str | None, Query(alias="customerId")] = None,
     statuses: Annotated[list[str] | None, Query()] = None,
     reason_codes: Annotated[list[str] | None, Query(alias="statusReasonCodes")] = None,
-    can_be_reinstated: Annotated[bool | None, Query(alias="canBeReinstated")] = None,
+    can_be_reinstated: Annotated[QueryBool | None, Query(alias="canBeReinstated")] = None,
 ) -> dict[str, Any]:
-    query = select(Mandate).where(Mandate.biller_id == biller_id)
-    if customer_id:
-        query = query.where(Mandate.customer_id.in_(multi([customer_id])))
-    wanted = enum_filter(statuses, mandates.STATUSES, "statuses")
-    if wanted:
-        query = query.where(Mandate.status.in_(wanted))
-    reasons = enum_filter(reason_codes, mandates.REASON_CODES, "statusReasonCodes")
-    if reasons:
-        query = query.where(Mandate.status_reason_code.in_(reasons))
-    if can_be_reinstated is not None:
-        reinstatable = and_(Mandate.status == "CANCELLED", Mandate.can_be_reinstated.is_(True))
-        query = query.where(reinstatable if can_be_reinstated else not_(reinstatable))
-    root = root_of(request)
+    filters = mandates.MandateFilters(
+        customer_ids=multi([customer_id]) if customer_id else (),
+        statuses=enum_filter(statuses, mandates.STATUSES, "statuses"),
+        reason_codes=enum_filter(reason_codes, mandates.REASON_CODES, "statusReasonCodes"),
+        can_be_reinstated=can_be_reinstated,
+    )
     return paginate(
         session,
-        query,
-        default_sort(page, "creationTime,asc"),
+        mandates.search(biller_id, filters),
+        page,
         key="mandates",
-        sortable=mandates.SORTABLE,
-        tiebreak=column(Mandate.id),
         render=lambda mandate: mandates.public(session, mandate, root),
     )
 
@@ -112,10 +84,10 @@ def search(
     summary="Retrieve a mandate",
 )
 def retrieve(
-    biller_id: BillerId, session: SessionDep, request: Request, mandate_id: MandateIdPath
+    biller_id: BillerId, session: SessionDep, root: RootDep, mandate_id: MandateIdPath
 ) -> dict[str, Any]:
     mandate = mandates.get_mandate(session, biller_id, mandate_id)
-    return mandates.public(session, mandate, root_of(request))
+    return mandates.public(session, mandate, root)
 
 
 @router.get(
@@ -124,21 +96,16 @@ def retrieve(
     summary="Mandates of a customer",
 )
 def list_for_customer(
-    biller_id: BillerId,
     session: SessionDep,
-    request: Request,
-    customer_id: CustomerIdPath,
+    root: RootDep,
+    customer: CustomerById,
     page: PageDep,
 ) -> dict[str, Any]:
-    customer = get_customer(session, biller_id, customer_id)
-    root = root_of(request)
     return paginate(
         session,
-        select(Mandate).where(Mandate.customer_id == customer.id),
-        default_sort(page, "creationTime,desc"),  # newest first [I]
+        mandates.of_customer(customer),
+        page,
         key="mandates",
-        sortable=mandates.SORTABLE,
-        tiebreak=column(Mandate.id),
         render=lambda mandate: mandates.public(session, mandate, root),
     )
 
@@ -149,16 +116,11 @@ def list_for_customer(
     summary="Create a mandate",
 )
 def create(
-    biller_id: BillerId,
     session: SessionDep,
-    request: Request,
-    customer_id: CustomerIdPath,
-    body: Annotated[dict[str, Any] | None, Body()] = None,
+    root: RootDep,
+    customer: CustomerById,
+    body: JsonBody,
 ) -> dict[str, Any]:
     """200 with the customer's live mandate, created in CREATED when it has none [C]."""
-    customer = get_customer(session, biller_id, customer_id)
-    data = parse_body(MandateCreateIn, body if body is not None else {})
-    mandate, _created = mandates.create_or_get(
-        session, customer, data.redirectUrl, state.now(session)
-    )
-    return mandates.public(session, mandate, root_of(request))
+    mandate = mandates.create_from_body(session, customer, body, state.now(session))
+    return mandates.public(session, mandate, root)

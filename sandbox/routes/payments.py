@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from sandbox.bodies import JsonBody, json_object
-from sandbox.deps import BillerDep, SessionDep
-from sandbox.payment_import import import_payment, public_payment
+from sandbox.billing.payments import import_payment, public_payment
+from sandbox.core.bodies import JsonBody, json_object
+from sandbox.core.deps import BillerId, SessionDep
 
 router = APIRouter(tags=["payments"])
 
@@ -18,7 +18,7 @@ router = APIRouter(tags=["payments"])
     operation_id="payments.import_payment",
     summary="Import a payment against an invoice",
 )
-def import_(principal: BillerDep, session: SessionDep, body: JsonBody) -> dict[str, Any]:
+def import_(biller_id: BillerId, session: SessionDep, body: JsonBody) -> dict[str, Any]:
     """200 ``{payments: [...]}``: the IMPORTED payment(s) recorded against the invoice [C]."""
-    payments = import_payment(session, str(principal.biller_id), json_object(body))
+    payments = import_payment(session, biller_id, json_object(body))
     return {"payments": [public_payment(payment) for payment in payments]}

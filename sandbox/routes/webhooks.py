@@ -9,21 +9,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
-from sqlalchemy import select
 
-from sandbox import webhook_settings as hooks
-from sandbox.bodies import JsonBody, json_object
-from sandbox.deps import PlatformDep, SessionDep
-from sandbox.models import Webhook
-from sandbox.validation import parse_body
+from sandbox.core.bodies import JsonBody, json_object
+from sandbox.core.deps import PlatformDep, SessionDep
+from sandbox.core.validation import parse_body
+from sandbox.webhooks import settings as hooks
 
 router = APIRouter(prefix="/apps/{clientId}/webhooks", tags=["webhooks"])
 
 WebhookIdPath = Annotated[str, Path(alias="webhookId", min_length=1)]
-
-
-def public(webhook: Webhook) -> dict[str, Any]:
-    return hooks.public(webhook)
 
 
 @router.post(
@@ -32,18 +26,14 @@ def public(webhook: Webhook) -> dict[str, Any]:
 def create_webhook(principal: PlatformDep, session: SessionDep, body: JsonBody) -> dict[str, Any]:
     """Each call creates another subscription (``enabled: true``), even for the same url."""
     data = parse_body(hooks.WebhookIn, json_object(body))
-    return public(hooks.create_webhook(session, principal.client_id, data))
+    return hooks.public(hooks.create_webhook(session, principal.client_id, data))
 
 
 @router.get("", operation_id="webhooks.list", summary="List the app's webhooks")
 def list_webhooks(principal: PlatformDep, session: SessionDep) -> dict[str, Any]:
     """``{"webhooksResponse": [...]}``, oldest first, unpaged, as the spec shows."""
-    rows = session.scalars(
-        select(Webhook)
-        .where(Webhook.client_id == principal.client_id)
-        .order_by(Webhook.created_at, Webhook.id)
-    )
-    return {"webhooksResponse": [public(row) for row in rows]}
+    rows = hooks.list_webhooks(session, principal.client_id)
+    return {"webhooksResponse": [hooks.public(row) for row in rows]}
 
 
 @router.put(
@@ -77,7 +67,7 @@ def set_target_auth(principal: PlatformDep, session: SessionDep, body: JsonBody)
 def retrieve_webhook(
     principal: PlatformDep, session: SessionDep, webhook_id: WebhookIdPath
 ) -> dict[str, Any]:
-    return public(hooks.get_webhook(session, principal.client_id, webhook_id))
+    return hooks.public(hooks.get_webhook(session, principal.client_id, webhook_id))
 
 
 @router.put("/{webhookId}", operation_id="webhooks.update", summary="Update a webhook subscription")
@@ -87,7 +77,7 @@ def update_webhook(
     """Replaces url, events, name and description; ``enabled`` keeps its value unless given."""
     webhook = hooks.get_webhook(session, principal.client_id, webhook_id)
     data = parse_body(hooks.WebhookIn, json_object(body))
-    return public(hooks.update_webhook(session, webhook, data))
+    return hooks.public(hooks.update_webhook(session, webhook, data))
 
 
 @router.delete(
@@ -99,5 +89,5 @@ def update_webhook(
 def delete_webhook(
     principal: PlatformDep, session: SessionDep, webhook_id: WebhookIdPath
 ) -> Response:
-    session.delete(hooks.get_webhook(session, principal.client_id, webhook_id))
+    hooks.delete_webhook(session, hooks.get_webhook(session, principal.client_id, webhook_id))
     return Response(status_code=204)

@@ -6,9 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from sandbox import state, workflows
-from sandbox.deps import SessionDep
-from sandbox.routes.common import BillerId, JsonBody
+from sandbox.billing import workflows
+from sandbox.core import state
+from sandbox.core.bodies import JsonBody
+from sandbox.core.deps import BillerId, SessionDep
 
 router = APIRouter(tags=["workflows"])
 

@@ -1,0 +1,2 @@
+"""Webhooks: an app's subscriptions and signing secret, the event outbox, and the delivery
+worker that signs and retries."""
