@@ -1,19 +1,22 @@
 """The client of the invoicing and payment-collection service (httpx + pydantic, no Prefect).
 
-- :class:`BillingClient` / :class:`AsyncBillingClient`: every contract operation as a method on a
-  namespace named by its tag (``client.invoices.pause_collection(...)``), typed models, retries
-  read from the contract's ``x-idempotent``, typed errors, auto-pagination.
+- :class:`BillingClient`: every contract operation as a method on a namespace named by its tag
+  (``client.invoices.pause_collection(...)``), typed models, retries read from the contract's
+  ``x-idempotent``, typed errors, auto-pagination.
 - OAuth (:mod:`billing_api.oauth`) and the rotating refresh token: :class:`TokenManager` runs the
   refresh procedure over any :class:`TokenStore` (the Prefect block in ``blocks/``, or
-  :class:`FileTokenStore`), :class:`RefreshingAuth` plugs it into httpx.
+  :class:`FileTokenStore`) with its :class:`RefreshLock` and a write-ahead :class:`TokenJournal`
+  (:class:`RecoveryDirectory`); :class:`RefreshingAuth` plugs any :class:`TokenProvider` into
+  httpx.
 - Webhooks: :func:`verify_signature`, :func:`parse_event` (``billing_api.webhooks``).
 
-The contract itself is ``openapi.yaml`` beside this file; the sandbox serves the same document.
+Everything other packages use is exported here; the ``_``-modules are private. The contract
+itself is ``openapi.yaml`` beside this file; the sandbox serves the same document.
 """
 
-from billing_api._auth import RefreshingAuth, StaticTokenAuth
+from billing_api._auth import RefreshingAuth, StaticTokenAuth, TokenProvider
 from billing_api._base_client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
-from billing_api._client import AsyncBillingClient, BillingClient
+from billing_api._client import BillingClient
 from billing_api._exceptions import (
     ApiError,
     BadRequest,
@@ -28,18 +31,52 @@ from billing_api._exceptions import (
     OutcomeUnknown,
     RateLimited,
     ReauthorizationRequired,
+    RefreshLockTimeout,
     RequestTimeout,
     SentRequest,
     ServerError,
+    TokenStoreError,
     TransportError,
     Unauthorized,
     UnexpectedResponse,
     Unprocessable,
 )
-from billing_api._file_store import FileTokenStore
+from billing_api._file_store import FileTokenStore, LockTimeout
 from billing_api._operations import OPERATIONS, Operation
-from billing_api._tokens import StaleTokenSet, TokenManager, TokenSet, TokenStore
-from billing_api.oauth import ClientCredentials, OAuthClient, TokenResponse
+from billing_api._recovery import (
+    JournalRecords,
+    JournalState,
+    RecoveryDirectory,
+    RefreshIntent,
+    TokenJournal,
+    read_recovery_file,
+    recovery_file_path,
+)
+from billing_api._refresh_lock import (
+    FileLock,
+    LockHolder,
+    RefreshLock,
+    holding,
+    lock_timeout,
+    process_alive,
+)
+from billing_api._token_set import (
+    StaleTokenSet,
+    TokenResponse,
+    TokenSet,
+    access_token_usable,
+    renewal_margin,
+    scrub,
+    utc_now,
+)
+from billing_api._tokens import TokenEndpoint, TokenManager, TokenStore
+from billing_api.oauth import (
+    ClientCredentials,
+    OAuthClient,
+    build_authorize_url,
+    new_state,
+    pkce_pair,
+)
 from billing_api.webhooks import WebhookSignatureError, parse_event, verify_signature
 
 __all__ = [
@@ -47,7 +84,6 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "OPERATIONS",
     "ApiError",
-    "AsyncBillingClient",
     "BadRequest",
     "BillingApiError",
     "BillingClient",
@@ -56,8 +92,13 @@ __all__ = [
     "Conflict",
     "DirectDebitNotAvailable",
     "ErrorDetail",
+    "FileLock",
     "FileTokenStore",
     "Forbidden",
+    "JournalRecords",
+    "JournalState",
+    "LockHolder",
+    "LockTimeout",
     "NotFound",
     "OAuthClient",
     "OAuthError",
@@ -65,21 +106,41 @@ __all__ = [
     "OutcomeUnknown",
     "RateLimited",
     "ReauthorizationRequired",
+    "RecoveryDirectory",
+    "RefreshIntent",
+    "RefreshLock",
+    "RefreshLockTimeout",
     "RefreshingAuth",
     "RequestTimeout",
     "SentRequest",
     "ServerError",
     "StaleTokenSet",
     "StaticTokenAuth",
+    "TokenEndpoint",
+    "TokenJournal",
     "TokenManager",
+    "TokenProvider",
     "TokenResponse",
     "TokenSet",
     "TokenStore",
+    "TokenStoreError",
     "TransportError",
     "Unauthorized",
     "UnexpectedResponse",
     "Unprocessable",
     "WebhookSignatureError",
+    "access_token_usable",
+    "build_authorize_url",
+    "holding",
+    "lock_timeout",
+    "new_state",
     "parse_event",
+    "pkce_pair",
+    "process_alive",
+    "read_recovery_file",
+    "recovery_file_path",
+    "renewal_margin",
+    "scrub",
+    "utc_now",
     "verify_signature",
 ]

@@ -1,8 +1,7 @@
 """The transport core: send a contract operation, retry it per policy, raise typed errors.
 
-:class:`SyncAPIClient` (for synchronous Prefect tasks) and :class:`AsyncAPIClient` (for tasks that
-fan out) share the request building (:mod:`billing_api._base_request`) and the retry decision
-(:mod:`billing_api._retries`, a pure function); only sending and sleeping differ. Resource
+:class:`SyncAPIClient` builds requests with :mod:`billing_api._base_request` and follows the retry
+decision of :mod:`billing_api._retries` (a pure function); it only sends and sleeps. Resource
 namespaces call ``request`` / ``request_json`` / ``paginate`` with an operation id of the contract
 (``<tag>.<x-method>``), never a raw URL.
 
@@ -11,10 +10,9 @@ Sleep and randomness are injected so tests can assert the delays asked for witho
 
 from __future__ import annotations
 
-import asyncio
 import random as _random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -29,14 +27,12 @@ from billing_api._base_request import (
     operation_for,
     parse_json_body,
 )
-from billing_api._pagination import AsyncPager, Page, SyncPager, parse_page
+from billing_api._pagination import Page, SyncPager, parse_page
 from billing_api._retries import Fail, Retry, decide
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
-    "AsyncAPIClient",
-    "AsyncPager",
     "Page",
     "SyncAPIClient",
     "SyncPager",
@@ -203,145 +199,3 @@ class SyncAPIClient:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-class AsyncAPIClient:
-    """The asynchronous twin of :class:`SyncAPIClient` (same policy, same errors).
-
-    ``max_concurrency`` bounds how many pages :meth:`paginate` fetches at once.
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        auth: httpx.Auth | None = None,
-        *,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        random: Callable[[], float] = _random.random,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        max_concurrency: int = 4,
-    ) -> None:
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
-        self._builder = RequestBuilder(base_url, timeout=timeout, headers=headers)
-        self.base_url = self._builder.base_url
-        self.max_retries = _check_retries(max_retries)
-        self.max_concurrency = max_concurrency
-        self._auth = auth
-        self._sleep = sleep
-        self._random = random
-        self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.AsyncClient()
-
-    async def request(
-        self,
-        operation_id: str,
-        *,
-        path_params: Mapping[str, str] | None = None,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        data: Mapping[str, Any] | None = None,
-        files: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> httpx.Response:
-        """Send the operation, retrying per policy; the 2xx response, or a typed error."""
-        prepared = self._builder.prepare(
-            operation_id,
-            path_params=path_params,
-            params=params,
-            json=json,
-            data=data,
-            files=files,
-            headers=headers,
-        )
-        return await self._send_with_retries(prepared)
-
-    async def _send_with_retries(self, prepared: PreparedRequest) -> httpx.Response:
-        # Without an auth of our own, the http_client's own auth (if any) applies.
-        send_kwargs: dict[str, Any] = {"auth": self._auth} if self._auth is not None else {}
-        attempt = 0
-        while True:
-            request = self._http.build_request(**prepared.build_kwargs())
-            outcome: httpx.Response | httpx.TransportError
-            try:
-                outcome = await self._http.send(request, **send_kwargs)
-            except httpx.TransportError as exc:
-                outcome = exc
-            decision = decide(
-                prepared.operation, attempt, self.max_retries, request, outcome, self._random
-            )
-            if decision is None:
-                assert isinstance(outcome, httpx.Response)
-                return outcome
-            if isinstance(decision, Fail):
-                _raise(decision)
-            assert isinstance(decision, Retry)
-            log_retry(prepared, attempt, decision.delay, decision.reason)
-            await self._sleep(decision.delay)
-            attempt += 1
-
-    async def request_json(
-        self,
-        operation_id: str,
-        *,
-        path_params: Mapping[str, str] | None = None,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        data: Mapping[str, Any] | None = None,
-        files: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
-        """Like :meth:`request`, returning the parsed JSON body (``None`` for 204 or empty)."""
-        response = await self.request(
-            operation_id,
-            path_params=path_params,
-            params=params,
-            json=json,
-            data=data,
-            files=files,
-            headers=headers,
-        )
-        return parse_json_body(operation_for(operation_id), response)
-
-    def paginate(
-        self,
-        operation_id: str,
-        *,
-        items_key: str,
-        parse: Callable[[Any], T],
-        path_params: Mapping[str, str] | None = None,
-        params: Mapping[str, Any] | None = None,
-        page_size: int | None = None,
-    ) -> AsyncPager[T]:
-        """Every item of every page; after the first page the rest are fetched concurrently
-        (at most ``max_concurrency`` at once) and yielded in page order."""
-
-        async def fetch(number: int) -> Page[T]:
-            body = await self.request_json(
-                operation_id,
-                path_params=path_params,
-                params=_page_params(params, number, page_size),
-            )
-            where = f"{operation_id} page {number}"
-            return parse_page(body, items_key=items_key, parse=parse, number=number, where=where)
-
-        return AsyncPager(fetch, max_concurrency=self.max_concurrency)
-
-    async def aclose(self) -> None:
-        """Close the connection pool (only when this client created it)."""
-        if self._owns_http:
-            await self._http.aclose()
-
-    async def __aenter__(self) -> AsyncAPIClient:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -1,4 +1,4 @@
-"""Request building shared by the sync and async clients (only the I/O differs between them).
+"""Request building of the client (everything but the I/O).
 
 :class:`RequestBuilder` turns an operation id and its arguments into the keyword arguments of
 ``httpx.Client.build_request``: method and path from the generated operation table, URL-quoted path
@@ -88,7 +88,8 @@ def _expand_path(operation: Operation, path_params: Mapping[str, str] | None) ->
 
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Drop ``None`` values (an unset filter); lists become repeated parameters (contract §6)."""
+    """Drop ``None`` values (an unset filter); lists become repeated parameters
+    (contract convention 6)."""
     cleaned: dict[str, Any] = {}
     for key, value in (params or {}).items():
         if value is None:
@@ -119,7 +120,7 @@ class PreparedRequest:
         return next(v for k, v in self.headers.items() if k.lower() == "x-request-id")
 
     def build_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of ``httpx.Client.build_request`` (same for the async client)."""
+        """Keyword arguments of ``httpx.Client.build_request``."""
         kwargs: dict[str, Any] = {
             "method": self.operation.method,
             "url": self.url,

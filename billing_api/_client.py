@@ -1,5 +1,5 @@
-"""The clients: :class:`BillingClient` (blocking, for synchronous Prefect tasks) and
-:class:`AsyncBillingClient` (for tasks that fan out), one namespace per contract tag::
+"""The client: :class:`BillingClient` (blocking, for synchronous Prefect tasks), one namespace per
+contract tag::
 
     with BillingClient("https://api.adfin.com/api", auth) as client:
         invoice = client.invoices.retrieve(invoice_id)
@@ -15,22 +15,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from billing_api._base_client import AsyncAPIClient, SyncAPIClient
+from billing_api._base_client import SyncAPIClient
 from billing_api.resources import (
-    AsyncBillerResource,
-    AsyncCardsOnFile,
-    AsyncCatalogs,
-    AsyncCustomerAutopilotSettings,
-    AsyncCustomers,
-    AsyncInvoices,
-    AsyncMandates,
-    AsyncOAuth,
-    AsyncPaymentRequests,
-    AsyncPayments,
-    AsyncRecurringInvoices,
-    AsyncRecurringPaymentRequests,
-    AsyncWebhooks,
-    AsyncWorkflows,
     BillerResource,
     CardsOnFile,
     Catalogs,
@@ -47,7 +33,7 @@ from billing_api.resources import (
     Workflows,
 )
 
-__all__ = ["AsyncBillingClient", "BillingClient"]
+__all__ = ["BillingClient"]
 
 
 class BillingClient(SyncAPIClient):
@@ -122,77 +108,3 @@ class BillingClient(SyncAPIClient):
     def webhooks(self) -> Webhooks:
         """Webhook subscriptions; needs a platform token (tag ``webhooks``)."""
         return Webhooks(self)
-
-
-class AsyncBillingClient(AsyncAPIClient):
-    """Async client of the service; see :class:`AsyncAPIClient` for the constructor."""
-
-    @cached_property
-    def oauth(self) -> AsyncOAuth:
-        """Token, revoke, app authorization (tag ``oauth``)."""
-        return AsyncOAuth(self)
-
-    @cached_property
-    def biller(self) -> AsyncBillerResource:
-        """The authenticated biller (tag ``biller``)."""
-        return AsyncBillerResource(self)
-
-    @cached_property
-    def customers(self) -> AsyncCustomers:
-        """Customers and their settings (tag ``customers``)."""
-        return AsyncCustomers(self)
-
-    @cached_property
-    def customer_autopilot_settings(self) -> AsyncCustomerAutopilotSettings:
-        """AI collections guidance per customer (tag ``customer_autopilot_settings``)."""
-        return AsyncCustomerAutopilotSettings(self)
-
-    @cached_property
-    def cards_on_file(self) -> AsyncCardsOnFile:
-        """Saved cards (tag ``cards_on_file``)."""
-        return AsyncCardsOnFile(self)
-
-    @cached_property
-    def mandates(self) -> AsyncMandates:
-        """Direct-debit mandates (tag ``mandates``)."""
-        return AsyncMandates(self)
-
-    @cached_property
-    def invoices(self) -> AsyncInvoices:
-        """Invoices (tag ``invoices``)."""
-        return AsyncInvoices(self)
-
-    @cached_property
-    def recurring_invoices(self) -> AsyncRecurringInvoices:
-        """Invoice schedules (tag ``recurring_invoices``)."""
-        return AsyncRecurringInvoices(self)
-
-    @cached_property
-    def payment_requests(self) -> AsyncPaymentRequests:
-        """Payment requests and bulk import (tag ``payment_requests``)."""
-        return AsyncPaymentRequests(self)
-
-    @cached_property
-    def recurring_payment_requests(self) -> AsyncRecurringPaymentRequests:
-        """Payment-request schedules (tag ``recurring_payment_requests``)."""
-        return AsyncRecurringPaymentRequests(self)
-
-    @cached_property
-    def payments(self) -> AsyncPayments:
-        """Payment import (tag ``payments``)."""
-        return AsyncPayments(self)
-
-    @cached_property
-    def catalogs(self) -> AsyncCatalogs:
-        """Tax rates and catalogue items (tag ``catalogs``)."""
-        return AsyncCatalogs(self)
-
-    @cached_property
-    def workflows(self) -> AsyncWorkflows:
-        """Workflow configurations (tag ``workflows``)."""
-        return AsyncWorkflows(self)
-
-    @cached_property
-    def webhooks(self) -> AsyncWebhooks:
-        """Webhook subscriptions; needs a platform token (tag ``webhooks``)."""
-        return AsyncWebhooks(self)

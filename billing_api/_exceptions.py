@@ -1,8 +1,8 @@
 """The client's exceptions: one per kind of failure a caller handles differently.
 
 Every error raised by the service carries the HTTP status, the parsed ``errors[].type`` list of
-the contract's envelope (Conventions §errors), the raw body and the ``X-Request-Id`` to quote to
-support.
+the contract's envelope (contract convention 9), the raw body and the ``X-Request-Id``
+to quote to support.
 No exception message ever contains a token, a client secret or an ``Authorization`` header: the
 request kept on :class:`OutcomeUnknown` is the method and URL only.
 """
@@ -29,9 +29,11 @@ __all__ = [
     "OutcomeUnknown",
     "RateLimited",
     "ReauthorizationRequired",
+    "RefreshLockTimeout",
     "RequestTimeout",
     "SentRequest",
     "ServerError",
+    "TokenStoreError",
     "TransportError",
     "Unauthorized",
     "UnexpectedResponse",
@@ -278,6 +280,34 @@ class ReauthorizationRequired(BillingApiError):
         super().__init__(f"Re-authorization required: {reason}.{how}")
 
 
+class TokenStoreError(BillingApiError):
+    """Where a credential's tokens are kept (a Prefect block and its API, the refresh lock, a
+    token file) could not be read or written. ``store`` names it; the message says what failed.
+
+    It is never a transport error of the billing service, and the client does not retry it as
+    one: the service was not asked anything.
+    """
+
+    def __init__(self, store: str, message: str) -> None:
+        self.store = store
+        super().__init__(message)
+
+
+class RefreshLockTimeout(TokenStoreError):
+    """The refresh lock of a credential stayed held by someone else for the whole wait.
+
+    ``holder`` describes who holds it when that is known; ``command`` frees a lock whose holder
+    is gone (it refuses while the holder lives).
+    """
+
+    def __init__(
+        self, store: str, message: str, *, holder: str | None, command: str | None
+    ) -> None:
+        self.holder = holder
+        self.command = command
+        super().__init__(store, message)
+
+
 @dataclass(frozen=True, slots=True)
 class SentRequest:
     """What was sent, without headers or body: safe to log, enough to ask the ledger about it."""
@@ -292,7 +322,7 @@ class OutcomeUnknown(BillingApiError):
     """A non-idempotent request may or may not have taken effect (timeout, dropped connection, 5xx).
 
     It is never resent automatically: the caller checks its ledger (and the service) first
-    (ARCHITECTURE rule 3).
+    (docs/conventions.md §6 Writes).
     """
 
     def __init__(self, request: SentRequest, cause: str) -> None:

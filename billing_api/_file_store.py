@@ -1,9 +1,11 @@
 """``FileTokenStore``: a token set in a JSON file, for people who run billops without Prefect.
 
 - The file is written atomically (temporary file, fsync, rename) with mode 0600.
-- :meth:`FileTokenStore.lock` is an exclusive ``fcntl.flock`` on ``<file>.lock``: it serialises
-  refreshes across the processes (and threads) of one machine. It does not span machines unless
-  the file system's ``flock`` does; share a Prefect block instead when workers run on several hosts.
+- :meth:`FileTokenStore.refresh_lock` is a :class:`~billing_api._refresh_lock.FileLock` (an
+  exclusive ``flock``) on ``<file>.lock``: it serialises refreshes across the processes (and
+  threads) of one machine, and the kernel frees it when its holder dies. It does not span machines
+  unless the file system's ``flock`` does; share a Prefect block instead when workers run on
+  several hosts.
 - :meth:`FileTokenStore.write` is a compare-and-swap on the rotation counter, made atomic by its
   own short lock on ``<file>.cas.lock``, independent of the refresh lock.
 """
@@ -19,7 +21,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from billing_api._tokens import (
+from billing_api._refresh_lock import FileLock
+from billing_api._token_set import (
     StaleTokenSet,
     TokenSet,
     token_set_from_dict,
@@ -30,7 +33,7 @@ __all__ = ["FileTokenStore", "LockTimeout"]
 
 
 class LockTimeout(TimeoutError):
-    """The refresh lock was not obtained in time (another process holds it)."""
+    """The file's compare-and-swap lock was not obtained in time (another process holds it)."""
 
 
 @contextlib.contextmanager
@@ -68,12 +71,14 @@ class FileTokenStore:
         name: str | None = None,
         reauthorize_command: str | None = None,
         recover_command: str | None = None,
+        unlock_command: str | None = None,
         lock_timeout: float | None = 120.0,
     ) -> None:
         self.path = Path(path)
         self._name = name or self.path.stem
         self._reauthorize_command = reauthorize_command
         self._recover_command = recover_command
+        self._unlock_command = unlock_command
         self._lock_timeout = lock_timeout
 
     def __repr__(self) -> str:
@@ -91,12 +96,14 @@ class FileTokenStore:
 
     @property
     def recover_command(self) -> str | None:
-        """How a person restores a recovery file here (``None``: the manager's default).
-
-        The manager's default is ``billops auth recover --block NAME``; a file used outside
-        billops passes its own, e.g. "copy the recovery file over the token file".
-        """
+        """How a person restores a journal's token set here, when the owner of the file gave one
+        (e.g. "copy the newest record of the journal over the token file")."""
         return self._recover_command
+
+    @property
+    def unlock_command(self) -> str | None:
+        """What frees the refresh lock of a holder that is gone (a ``flock`` frees itself)."""
+        return self._unlock_command
 
     @property
     def lock_path(self) -> Path:
@@ -122,9 +129,9 @@ class FileTokenStore:
             raise ValueError(f"token file {self.path}: not valid JSON ({where})") from None
         return token_set_from_dict(data, source=f"token file {self.path}")
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """The refresh lock (exclusive ``flock`` on :attr:`lock_path`)."""
-        return _flock(self.lock_path, timeout=self._lock_timeout, sleep=time.sleep)
+    def refresh_lock(self) -> FileLock:
+        """The refresh lock: an exclusive ``flock`` on :attr:`lock_path`."""
+        return FileLock(self.lock_path)
 
     def write(self, tokens: TokenSet, *, expected_rotation: int) -> None:
         """Store ``tokens`` if the file still holds ``expected_rotation`` (else StaleTokenSet)."""

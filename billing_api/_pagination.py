@@ -1,9 +1,7 @@
-"""Iterators over the contract's list envelopes (Conventions §6).
+"""Iterators over the contract's list envelopes (contract convention 6).
 
 A list answers ``{<resourceKey>: [...], page: PageInfo, pagination: PageInfo}`` with the zero-based
-``page`` and ``size`` query parameters. :class:`SyncPager` walks pages one after another;
-:class:`AsyncPager` reads the first page, and when it knows ``totalPages`` fetches the rest
-concurrently (at most ``max_concurrency`` in flight) while still yielding in page order.
+``page`` and ``size`` query parameters. :class:`SyncPager` walks pages one after another.
 
 Stopping rule (contract): the last page is reached when ``page >= totalPages - 1`` or
 ``numberOfElements < size``. An answer without PageInfo is taken as the only page, so a server that
@@ -12,16 +10,13 @@ ignores ``page`` can never make the iterator loop forever.
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import aclosing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from billing_api._exceptions import UnexpectedResponse
 
-__all__ = ["AsyncPager", "Page", "SyncPager", "parse_page"]
+__all__ = ["Page", "SyncPager", "parse_page"]
 
 T = TypeVar("T")
 
@@ -104,75 +99,3 @@ class SyncPager(Iterator[T]):
         if self._items is None:
             self._items = (item for page in self.pages() for item in page.items)
         return next(self._items)
-
-
-class AsyncPager(AsyncIterator[T]):
-    """All items of all pages; pages after the first are fetched concurrently, yielded in order."""
-
-    def __init__(
-        self, fetch_page: Callable[[int], Awaitable[Page[T]]], *, max_concurrency: int
-    ) -> None:
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
-        self._fetch_page = fetch_page
-        self._max_concurrency = max_concurrency
-        self._items: AsyncGenerator[T, None] | None = None
-
-    async def pages(self) -> AsyncGenerator[Page[T], None]:
-        """Every page in order. After the first page, ``totalPages`` fixes the window of pages to
-        fetch concurrently; if the last of them still reports more pages (items were added
-        meanwhile), the walk continues one page at a time."""
-        page = await self._fetch_page(0)
-        yield page
-        if page.is_last or not page.items or page.total_pages is None:
-            return
-        last = page
-        # aclosing: an async generator left mid-way is not closed by its consumer's exit, and
-        # the window's requests in flight must be cancelled when the caller stops early.
-        async with aclosing(self._window(page.number + 1, page.total_pages)) as window:
-            async for fetched in window:
-                yield fetched
-                last = fetched
-        while not last.is_last and last.items:
-            last = await self._fetch_page(last.number + 1)
-            yield last
-
-    async def _window(self, first: int, stop: int) -> AsyncGenerator[Page[T], None]:
-        """Pages ``first .. stop-1``, at most ``max_concurrency`` requests in flight."""
-        pending: deque[asyncio.Task[Page[T]]] = deque()
-        following = first
-        try:
-            while following < stop or pending:
-                while following < stop and len(pending) < self._max_concurrency:
-                    pending.append(asyncio.ensure_future(self._fetch_page(following)))
-                    following += 1
-                page = await pending.popleft()
-                yield page
-                if not page.items:
-                    return
-        finally:
-            # The consumer stopped early or a fetch failed: do not leave requests running.
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
-
-    def __aiter__(self) -> AsyncPager[T]:
-        return self
-
-    async def __anext__(self) -> T:
-        if self._items is None:
-            self._items = self._all_items()
-        return await self._items.__anext__()
-
-    async def aclose(self) -> None:
-        """Stop early: cancel the page requests still in flight (``break`` alone leaves that to
-        the garbage collector)."""
-        if self._items is not None:
-            await self._items.aclose()
-
-    async def _all_items(self) -> AsyncGenerator[T, None]:
-        async with aclosing(self.pages()) as pages:
-            async for page in pages:
-                for item in page.items:
-                    yield item

@@ -1,8 +1,8 @@
-"""The retry decision, shared by the sync and the async client: a pure function, no I/O.
+"""The retry decision of the client and the OAuth client: a pure function, no I/O.
 
 Given the operation, the attempt number and what came back (a response or a transport
 exception), :func:`decide` says whether to retry and after how long, or what to raise. The clients
-only do the sending and the sleeping, so both follow exactly the same policy (issue 5 §1):
+only do the sending and the sleeping, so all follow exactly the same policy:
 
 - **Idempotent operations** (the contract's ``x-idempotent: true``): connection errors, timeouts,
   408, 409, 429 and 5xx are retried up to ``max_retries`` times. The delay is the server's
@@ -14,7 +14,8 @@ only do the sending and the sleeping, so both follow exactly the same policy (is
   with ``Retry-After``, and failures to connect at all (``ConnectError``, ``ConnectTimeout``,
   ``PoolTimeout``: the request never left this process, so the server cannot have acted on it).
   A timeout after the request was (possibly) sent, a dropped connection or a 5xx raises
-  :class:`OutcomeUnknown` and is never resent: the caller's ledger decides (ARCHITECTURE rule 3).
+  :class:`OutcomeUnknown` and is never resent: the caller's ledger decides
+  (docs/conventions.md §6 Writes).
 """
 
 from __future__ import annotations

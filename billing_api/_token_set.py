@@ -1,47 +1,37 @@
-"""Token sets, the ``TokenStore`` protocol, and the recovery file (see ``_tokens`` for the
-refresh procedure that uses them).
+"""What tokens look like: the token endpoint's answer, the stored token set, and the one rule for
+"is this access token still usable".
 
 A :class:`TokenSet` is one credential's tokens plus the rotation counter that the store's
-compare-and-swap checks. Its ``repr`` masks every secret. The recovery file holds a token set that
-could not be stored: mode 0600 in a 0700 directory, written atomically.
+compare-and-swap checks. :class:`TokenResponse` is a successful answer of the token endpoint.
+Their ``repr`` masks every secret.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from billing_api._exceptions import BillingApiError
 
 __all__ = [
     "MARGIN_FRACTION",
     "MAX_MARGIN_SECONDS",
-    "RECOVERY_DIR_ENV",
     "StaleTokenSet",
+    "TokenResponse",
     "TokenSet",
-    "TokenStore",
-    "default_recovery_dir",
-    "read_recovery_file",
-    "recovery_file_path",
+    "access_token_usable",
+    "renewal_margin",
     "scrub",
     "token_set_from_dict",
     "token_set_to_dict",
     "utc_now",
-    "write_recovery_file",
 ]
 
 # An access token is renewed when less than min(60 s, 10% of its lifetime) remains.
 MAX_MARGIN_SECONDS = 60.0
 MARGIN_FRACTION = 0.10
-RECOVERY_DIR_ENV = "BILLOPS_HOME"
 
 
 def utc_now() -> datetime:
@@ -51,6 +41,33 @@ def utc_now() -> datetime:
 
 def _mask(secret: str | None) -> str:
     return "None" if secret is None else "'***'"
+
+
+def renewal_margin(lifetime: float | None) -> float:
+    """Seconds before expiry at which an access token counts as spent: min(60 s, 10% of the
+    lifetime granted), 60 s when the lifetime is unknown."""
+    if lifetime is None:
+        return MAX_MARGIN_SECONDS
+    return min(MAX_MARGIN_SECONDS, MARGIN_FRACTION * lifetime)
+
+
+def access_token_usable(
+    access_token: str | None,
+    expires_at: datetime | None,
+    lifetime: float | None,
+    now: datetime,
+) -> bool:
+    """The one rule: there is an access token with more than :func:`renewal_margin` left.
+
+    A token without a known expiry counts as usable: the service always sends ``expires_in``,
+    and if it ever did not, a 401 still triggers one refresh (rather than a new token on every
+    request).
+    """
+    if access_token is None:
+        return False
+    if expires_at is None:
+        return True
+    return (expires_at - now).total_seconds() > renewal_margin(lifetime)
 
 
 @dataclass(frozen=True)
@@ -83,60 +100,69 @@ class TokenSet:
 
     def renewal_margin(self) -> float:
         """Seconds before expiry at which the access token counts as spent."""
-        if self.access_token_lifetime is None:
-            return MAX_MARGIN_SECONDS
-        return min(MAX_MARGIN_SECONDS, MARGIN_FRACTION * self.access_token_lifetime)
+        return renewal_margin(self.access_token_lifetime)
 
     def access_token_usable(self, now: datetime) -> bool:
-        """True when there is an access token with more than the renewal margin left.
+        """:func:`access_token_usable` of this set's access token."""
+        return access_token_usable(
+            self.access_token, self.access_token_expires_at, self.access_token_lifetime, now
+        )
 
-        A token without a known expiry counts as usable: the service always sends
-        ``expires_in``, and if it ever did not, a 401 still triggers one refresh (rather than
-        rotating the refresh token on every request).
+
+@dataclass(frozen=True)
+class TokenResponse:
+    """A successful answer of the token endpoint; ``obtained_at`` is when it was asked for (UTC)."""
+
+    access_token: str
+    refresh_token: str | None
+    expires_in: float | None
+    scope: str | None
+    token_type: str
+    obtained_at: datetime
+
+    def __repr__(self) -> str:
+        return (
+            f"TokenResponse(access_token='***', refresh_token={_mask(self.refresh_token)}, "
+            f"expires_in={self.expires_in!r}, scope={self.scope!r}, "
+            f"token_type={self.token_type!r}, obtained_at={self.obtained_at!r})"
+        )
+
+    __str__ = __repr__
+
+    @property
+    def expires_at(self) -> datetime | None:
+        """When the access token runs out, by ``expires_in`` from ``obtained_at``."""
+        if self.expires_in is None:
+            return None
+        return self.obtained_at + timedelta(seconds=self.expires_in)
+
+    def to_token_set(self, rotation: int, *, fallback_refresh_token: str | None = None) -> TokenSet:
+        """The token set to store, at ``rotation``.
+
+        ``fallback_refresh_token`` is kept when the answer carries no new refresh token (RFC 6749
+        §6 allows that; the service always rotates). Without either, ``ValueError``.
         """
-        if self.access_token is None:
-            return False
-        if self.access_token_expires_at is None:
-            return True
-        remaining = (self.access_token_expires_at - now).total_seconds()
-        return remaining > self.renewal_margin()
+        refresh = self.refresh_token or fallback_refresh_token
+        if not refresh:
+            raise ValueError(
+                "the token response has no refresh_token (a client_credentials token cannot be "
+                "stored as a biller credential)"
+            )
+        return TokenSet(
+            refresh_token=refresh,
+            access_token=self.access_token,
+            access_token_expires_at=self.expires_at,
+            access_token_lifetime=self.expires_in,
+            rotation=rotation,
+            last_refreshed_at=self.obtained_at,
+        )
 
 
 class StaleTokenSet(BillingApiError):
     """``TokenStore.write`` refused: the stored rotation counter moved since it was read."""
 
 
-@runtime_checkable
-class TokenStore(Protocol):
-    """Where one credential's token set lives (a Prefect block, a file, ...)."""
-
-    def read(self) -> TokenSet:
-        """The token set as stored now (never a cached copy)."""
-        ...
-
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """The per-credential refresh lock; it must span processes (and machines, if shared)."""
-        ...
-
-    def write(self, tokens: TokenSet, *, expected_rotation: int) -> None:
-        """Store ``tokens`` if the stored rotation is still ``expected_rotation``.
-
-        Raises :class:`StaleTokenSet` otherwise.
-        """
-        ...
-
-    @property
-    def reauthorize_command(self) -> str | None:
-        """The command a person runs to log in again, e.g. ``billops auth login --block acme``."""
-        ...
-
-    @property
-    def name(self) -> str:
-        """A short name for log lines and the recovery file (no secrets)."""
-        ...
-
-
-# --- serialisation and the recovery file ----------------------------------------------------
+# --- serialisation ----------------------------------------------------------------------------
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -197,51 +223,6 @@ def token_set_from_dict(data: Any, *, source: str = "token set") -> TokenSet:
         rotation=rotation,
         last_refreshed_at=refreshed_at,
     )
-
-
-def default_recovery_dir() -> Path:
-    """``$BILLOPS_HOME/recovery``, or ``~/.billops/recovery`` when ``BILLOPS_HOME`` is unset."""
-    home = os.environ.get(RECOVERY_DIR_ENV)
-    base = Path(home) if home else Path.home() / ".billops"
-    return base / "recovery"
-
-
-def recovery_file_path(recovery_dir: Path, store_name: str) -> Path:
-    """``<recovery_dir>/<store name>.json``; characters unsafe in a file name become ``_``."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", store_name).lstrip(".") or "credential"
-    return recovery_dir / f"{safe}.json"
-
-
-def write_recovery_file(recovery_dir: Path, store_name: str, tokens: TokenSet) -> Path:
-    """Write ``tokens`` to the recovery file, mode 0600 in a 0700 directory, atomically."""
-    recovery_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    target = recovery_file_path(recovery_dir, store_name)
-    payload = json.dumps({"store": store_name, **token_set_to_dict(tokens)}, indent=2)
-    # mkstemp creates the file 0600; write, fsync, then rename over any older recovery file.
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", dir=recovery_dir)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-    return target
-
-
-def read_recovery_file(path: Path) -> TokenSet:
-    """The token set saved by :func:`write_recovery_file` (for ``billops auth recover``)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            f"recovery file {path}: not valid JSON (line {error.lineno}, column {error.colno})"
-        ) from None
-    return token_set_from_dict(data, source=f"recovery file {path}")
 
 
 def scrub(text: str, secrets: Iterable[str | None]) -> str:

@@ -1,77 +1,112 @@
-"""Token sets, the ``TokenStore`` protocol and the refresh procedure (ARCHITECTURE rule 4).
+"""The ``TokenStore`` protocol and the refresh procedure of a rotating refresh token
+(``docs/credentials.md`` says why each step is there).
 
 The service rotates refresh tokens: every refresh answers a new refresh token and kills the one
 used. Two workers refreshing with the same token leave one of them with ``invalid_grant``, and a
-new refresh token that is not stored before the process dies is lost for good. So:
+new refresh token that is kept nowhere when the process dies is lost for good. So:
 
 1. the fast path uses a still-usable access token without any lock;
-2. the slow path takes the store's lock (which spans processes and machines), re-reads the store,
-   reuses what another worker just obtained, otherwise refreshes and **persists the new token set
-   before handing out the new access token** (compare-and-swap on the rotation counter);
-3. a failed refresh is never retried blindly: the store is re-read, and if nothing newer is there
+2. the slow path takes the store's refresh lock (which the operating system or the database frees
+   when its holder dies). While waiting, it re-reads the store and goes on with a token another
+   worker rotated meanwhile;
+3. under the lock it re-reads the store, adopts a newer token set left in the recovery journal by
+   a worker that stopped between a grant and its save, and reuses a usable token if there is one;
+4. otherwise it records its intent in the journal, refreshes, writes the new token set to the
+   journal (``fsync``) **before anything else**, then to the store (compare-and-swap on the
+   rotation counter), then removes the journal's records; only then is the new access token used;
+5. a failed refresh is never retried blindly: the store is re-read, and if nothing newer is there
    :class:`ReauthorizationRequired` says which command brings the credential back;
-4. if persisting keeps failing, the new token set goes to a recovery file only its owner can read,
-   the run keeps using it, and a CRITICAL log line names the command that restores it.
+6. if the store cannot be written, the new token set stays in the journal, the run keeps using it,
+   the next lock holder saves it into the store, and a CRITICAL log line says so.
+
+The manager talks to the token endpoint through :class:`TokenEndpoint` (``OAuthClient`` is one),
+so it depends on the token set, never on the OAuth client.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 from billing_api._exceptions import (
     BillingApiError,
     OAuthError,
     OutcomeUnknown,
     ReauthorizationRequired,
+    TokenStoreError,
 )
-from billing_api._token_set import (
-    MARGIN_FRACTION,
-    MAX_MARGIN_SECONDS,
-    RECOVERY_DIR_ENV,
-    StaleTokenSet,
-    TokenSet,
-    TokenStore,
-    default_recovery_dir,
-    read_recovery_file,
-    recovery_file_path,
-    scrub,
-    token_set_from_dict,
-    token_set_to_dict,
-    utc_now,
-    write_recovery_file,
-)
+from billing_api._recovery import JournalState, RefreshIntent, TokenJournal
+from billing_api._refresh_lock import RefreshLock, lock_timeout
+from billing_api._token_set import StaleTokenSet, TokenResponse, TokenSet, scrub, utc_now
 
-if TYPE_CHECKING:
-    from billing_api.oauth import OAuthClient
-
-__all__ = [
-    "MARGIN_FRACTION",
-    "MAX_MARGIN_SECONDS",
-    "RECOVERY_DIR_ENV",
-    "StaleTokenSet",
-    "TokenManager",
-    "TokenSet",
-    "TokenStore",
-    "default_recovery_dir",
-    "read_recovery_file",
-    "recovery_file_path",
-    "scrub",
-    "token_set_from_dict",
-    "token_set_to_dict",
-    "utc_now",
-    "write_recovery_file",
-]
+__all__ = ["TokenEndpoint", "TokenManager", "TokenStore"]
 
 _log = logging.getLogger(__name__)
 
+#: How long a worker waits for the refresh lock before it gives up (re-reading meanwhile).
+DEFAULT_LOCK_TIMEOUT = 120.0
+#: How often, at most, a waiting worker re-reads the store for a token another worker rotated.
+#: The first re-read comes after ``FIRST_REREAD_SECONDS`` (the holder is usually about to finish);
+#: a worker that keeps waiting doubles the interval up to this, and a worker that takes the lock
+#: starts again from the first: many waiters must not drown the store in reads.
+DEFAULT_REREAD_SECONDS = 5.0
+FIRST_REREAD_SECONDS = 0.5
+#: How often a waiter looks at the lock (and at its record of the store's rotation).
+LOCK_POLL_SECONDS = 0.025
 
-# --- the refresh procedure ------------------------------------------------------------------
+
+@runtime_checkable
+class TokenStore(Protocol):
+    """Where one credential's token set lives (a Prefect block, a file, ...)."""
+
+    def read(self) -> TokenSet:
+        """The token set as stored now (never a cached copy)."""
+        ...
+
+    def write(self, tokens: TokenSet, *, expected_rotation: int) -> None:
+        """Store ``tokens`` if the stored rotation is still ``expected_rotation``.
+
+        Raises :class:`StaleTokenSet` otherwise.
+        """
+        ...
+
+    def refresh_lock(self) -> RefreshLock:
+        """A handle on the per-credential refresh lock; it spans every process (and machine)
+        that refreshes this credential."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """A short name for log lines and the journal (no secrets)."""
+        ...
+
+    @property
+    def reauthorize_command(self) -> str | None:
+        """The command a person runs to log in again, e.g. ``billops auth login --block acme``."""
+        ...
+
+    @property
+    def recover_command(self) -> str | None:
+        """The command that puts a journal's token set into the store when no worker runs."""
+        ...
+
+    @property
+    def unlock_command(self) -> str | None:
+        """The command that frees the refresh lock of a holder that is gone."""
+        ...
+
+
+class TokenEndpoint(Protocol):
+    """The refresh grant of a token endpoint (:class:`~billing_api.oauth.OAuthClient` is one)."""
+
+    def refresh(self, refresh_token: str) -> TokenResponse:
+        """Exchange ``refresh_token`` (single use) for a new token set."""
+        ...
 
 
 def _maybe_processed(error: BillingApiError) -> bool:
@@ -87,32 +122,52 @@ class TokenManager:
     """Hands out access tokens for one credential, refreshing it by the procedure above.
 
     Thread-safe: threads of one process share one in-memory token set and queue on a
-    ``threading.Lock`` before the store's cross-process lock.
+    ``threading.Lock`` before the store's cross-process lock. ``journal`` is where new token sets
+    go first (None: straight to the store, for stores that are themselves a local file).
+    ``after_grant`` runs right after the journal write, before the store's: tests use it to
+    widen that gap.
     """
 
     def __init__(
         self,
         store: TokenStore,
-        oauth: OAuthClient,
+        endpoint: TokenEndpoint,
         *,
-        recovery_dir: Path | None = None,
+        journal: TokenJournal | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        reread_seconds: float = DEFAULT_REREAD_SECONDS,
         now: Callable[[], datetime] = utc_now,
         logger: logging.Logger | logging.LoggerAdapter[Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         write_attempts: int = 3,
         write_backoff: float = 0.5,
+        after_grant: Callable[[TokenSet], None] | None = None,
     ) -> None:
         self._store = store
-        self._oauth = oauth
-        self._recovery_dir = recovery_dir
+        self._endpoint = endpoint
+        self._journal = journal
+        self._lock_timeout = lock_timeout
+        self._reread_max = reread_seconds
+        self._reread = min(FIRST_REREAD_SECONDS, reread_seconds)
         self._now = now
         self._log = logger or _log
         self._sleep = sleep
         self._write_attempts = max(1, write_attempts)
         self._write_backoff = write_backoff
+        self._after_grant = after_grant
         self._guard = threading.Lock()
+        self._lock: RefreshLock | None = None
         self._current: TokenSet | None = None
-        self._recovery_file: Path | None = None
+        # The rotation the store is known to hold during a lock hold (None: not known).
+        self._stored_rotation: int | None = None
+
+    def __repr__(self) -> str:
+        return f"TokenManager(store={self._store.name!r})"
+
+    @property
+    def name(self) -> str:
+        """The store's name (for log lines)."""
+        return self._store.name
 
     @property
     def store(self) -> TokenStore:
@@ -120,31 +175,392 @@ class TokenManager:
         return self._store
 
     @property
-    def current(self) -> TokenSet | None:
-        """The token set last used (may be newer than the store after a persist failure)."""
-        return self._current
+    def journal(self) -> TokenJournal | None:
+        """Where new token sets are kept until the store has them."""
+        return self._journal
 
     @property
-    def recovery_file(self) -> Path | None:
-        """The recovery file written in this run, if persisting a rotation failed."""
-        return self._recovery_file
+    def current(self) -> TokenSet | None:
+        """The token set last used (may be newer than the store after a save failure)."""
+        return self._current
 
     def access_token(self) -> str:
         """A usable access token: memory, then the store (no lock), then a refresh."""
         current = self._current
         if current is not None and current.access_token_usable(self._now()):
             return self._token_of(current)
-        latest = self._newer(self._store.read())
+        latest = self._newer(self._read_store())
         if latest.access_token_usable(self._now()):
             self._current = latest
             return self._token_of(latest)
         return self._slow_path(rejected=None)
 
-    def force_refresh(self, rejected_access_token: str) -> str:
+    def force_refresh(self, rejected: str) -> str:
         """After a 401: refresh, unless another worker already replaced the rejected token."""
-        return self._slow_path(rejected=rejected_access_token)
+        return self._slow_path(rejected=rejected)
 
-    # --- internals ------------------------------------------------------------------------
+    # --- the lock ---------------------------------------------------------------------------
+    def _slow_path(self, rejected: str | None) -> str:
+        with self._guard:
+            # Another thread of this process may have refreshed while this one waited.
+            current = self._current
+            if current is not None and self._reusable(current, rejected):
+                return self._token_of(current)
+            lock = self._refresh_lock()
+            found = self._wait_for_lock(lock, rejected)
+            if found is not None:
+                self._current = found
+                return self._token_of(found)
+            self._stored_rotation = None
+            try:
+                return self._under_lock(lock, rejected)
+            finally:
+                lock.release(stored_rotation=self._stored_rotation)
+
+    def _refresh_lock(self) -> RefreshLock:
+        if self._lock is None:
+            self._lock = self._store.refresh_lock()
+        return self._lock
+
+    def _wait_for_lock(self, lock: RefreshLock, rejected: str | None) -> TokenSet | None:
+        """Take ``lock`` (None), or return a usable token set another worker stored meanwhile.
+
+        While waiting, the store is re-read on a backing-off timer (see ``DEFAULT_REREAD_SECONDS``).
+        Between re-reads, a worker the lock's record shows to be behind the store (another
+        worker rotated since this one's token) does not compete for the lock: under it, it would
+        only read the store and leave, keeping the worker that refreshes waiting.
+        """
+        start = time.monotonic()
+        deadline = start + self._lock_timeout
+        next_read = start + self._reread * (0.75 + 0.5 * random.random())
+        store_down: TokenStoreError | None = None
+        while True:
+            now = time.monotonic()
+            if now >= next_read:
+                # Jitter: waiters that started together re-read the store at different moments.
+                self._reread = min(self._reread * 2, self._reread_max)
+                next_read = now + self._reread * (0.75 + 0.5 * random.random())
+                try:
+                    stored = self._newer(self._read_store())
+                except TokenStoreError as error:
+                    if store_down is None:  # once per wait: the lock holder meets it too
+                        self._log.warning("while waiting for the refresh lock: %s", error)
+                    store_down = error
+                else:
+                    if self._reusable(stored, rejected):
+                        return stored
+            elif self._behind(lock):
+                time.sleep(min(LOCK_POLL_SECONDS, max(0.0, next_read - now)))
+            elif self._try_acquire(lock, min(LOCK_POLL_SECONDS * 10, max(0.0, next_read - now))):
+                self._reread = min(FIRST_REREAD_SECONDS, self._reread_max)
+                return None
+            if time.monotonic() >= deadline:
+                raise lock_timeout(
+                    lock,
+                    timeout=self._lock_timeout,
+                    store=self._store.name,
+                    unlock_command=self._store.unlock_command,
+                )
+
+    def _behind(self, lock: RefreshLock) -> bool:
+        """Whether the lock's record shows the store past the rotation this worker holds."""
+        current = self._current
+        if current is None:
+            return False
+        try:
+            peeked = lock.peek_rotation()
+        except Exception:  # only an optimisation: when in doubt, compete for the lock
+            return False
+        return peeked is not None and peeked > current.rotation
+
+    def _try_acquire(self, lock: RefreshLock, wait: float) -> bool:
+        try:
+            return lock.try_acquire(wait)
+        except TokenStoreError:
+            raise
+        except Exception as error:
+            raise TokenStoreError(
+                self._store.name,
+                f"the refresh lock of {self._store.name} ({lock.description}) could not be "
+                f"taken: {type(error).__name__}: {error}",
+            ) from error
+
+    # --- under the lock ---------------------------------------------------------------------
+    def _under_lock(self, lock: RefreshLock, rejected: str | None) -> str:
+        current, untouched = self._current, lock.untouched_since_release()
+        if current is not None and untouched is not None and current.rotation == untouched:
+            # Nobody took the lock since this manager released it with the store at this
+            # rotation: the store still holds exactly this set (``_refresh_lock.py``).
+            stored = current
+        else:
+            stored = self._read_store()
+        self._stored_rotation = stored.rotation
+        state = self._journal_state()
+        stored = self._adopt(stored, state)
+        base = self._newer(stored)
+        if self._reusable(base, rejected):
+            self._current = base
+            return self._token_of(base)
+        if not lock.still_held():
+            raise TokenStoreError(
+                self._store.name,
+                f"the refresh lock of {self._store.name} ({lock.description}) was lost before "
+                "the refresh; nothing was sent",
+            )
+        return self._refresh(base, seen=stored, recheck=True, pending=state.intent)
+
+    def _adopt(self, stored: TokenSet, state: JournalState) -> TokenSet:
+        """Save into the store a token set newer than it: one the journal kept (a worker stopped
+        between a grant and its save) or this process's memory (an earlier save failed)."""
+        candidates = [t for t in (state.tokens, self._current) if t is not None]
+        newest = max(candidates, key=lambda t: t.rotation, default=None)
+        if newest is None or newest.rotation <= stored.rotation:
+            if state.tokens is not None:
+                self._settle(stored.rotation)
+            return stored
+        source = (
+            f"the recovery journal {self._journal_location()}"
+            if newest is state.tokens
+            else "this process's memory"
+        )
+        self._log.warning(
+            "%s holds rotation %d but %s has rotation %d (a worker stopped or failed between "
+            "a grant and its save); saving it into the store",
+            self._store.name,
+            stored.rotation,
+            source,
+            newest.rotation,
+        )
+        self._current = newest
+        if self._persist(newest, expected_rotation=stored.rotation, old=stored):
+            return newest
+        return stored
+
+    def _refresh(
+        self,
+        base: TokenSet,
+        *,
+        seen: TokenSet,
+        recheck: bool,
+        pending: RefreshIntent | None,
+    ) -> str:
+        """Refresh ``base`` (lock held); journal, then store, the result before using it.
+
+        ``seen`` is the stored set read under the lock: its rotation is the CAS expectation.
+        ``pending`` is an intent an earlier process left in the journal with no token set after
+        it: if the refresh token turns out dead, that is why.
+        """
+        self._journal_intent(base.rotation)
+        try:
+            response = self._endpoint.refresh(base.refresh_token)
+        except (OAuthError, OutcomeUnknown) as error:
+            if not _maybe_processed(error):
+                self._journal_clear_intent()
+                raise
+            return self._after_failed_refresh(base, seen, error, recheck=recheck, pending=pending)
+        except BillingApiError:  # refused before anything was sent (no connection)
+            self._journal_clear_intent()
+            raise
+        new = response.to_token_set(base.rotation + 1, fallback_refresh_token=base.refresh_token)
+        journaled = self._journal_record(new)
+        self._current = new
+        if self._after_grant is not None:
+            self._after_grant(new)
+        if not self._persist(new, expected_rotation=seen.rotation, old=base):
+            self._report_unsaved(new, journaled=journaled)
+        return self._token_of(new)
+
+    def _after_failed_refresh(
+        self,
+        base: TokenSet,
+        seen: TokenSet,
+        error: BillingApiError,
+        *,
+        recheck: bool,
+        pending: RefreshIntent | None,
+    ) -> str:
+        """Never retry the same refresh token: use something newer from the store, or give up."""
+        stored = self._read_store()
+        self._stored_rotation = stored.rotation
+        if recheck and stored.refresh_token not in (seen.refresh_token, base.refresh_token):
+            self._journal_clear_intent()
+            self._log.warning(
+                "refresh of %s failed (%s) but the store holds a newer token set (rotation %d); "
+                "using it",
+                self._store.name,
+                _describe(error),
+                stored.rotation,
+            )
+            if stored.access_token_usable(self._now()):
+                self._current = stored
+                return self._token_of(stored)
+            return self._refresh(stored, seen=stored, recheck=False, pending=None)
+        self._journal_clear_intent()
+        name = self._store.name
+        if isinstance(error, OAuthError) and error.is_invalid_grant:
+            reason = (
+                f"the refresh token of {name} (rotation {base.rotation}) was refused with "
+                "invalid_grant: it was used or revoked elsewhere"
+            )
+            if pending is not None and pending.from_rotation == base.rotation:
+                reason += (
+                    f"; {pending} never finished: that process stopped after sending it, so the "
+                    "service rotated the token but its answer was never received"
+                )
+        else:
+            reason = (
+                f"the refresh of {name} (rotation {base.rotation}) failed after the service may "
+                f"have processed it ({_describe(error)}), so the stored refresh token may already "
+                "be consumed"
+            )
+        raise ReauthorizationRequired(reason, command=self._store.reauthorize_command) from error
+
+    # --- the store --------------------------------------------------------------------------
+    def _read_store(self) -> TokenSet:
+        try:
+            return self._store.read()
+        except (TokenStoreError, StaleTokenSet):
+            raise
+        except Exception as error:
+            raise TokenStoreError(
+                self._store.name,
+                f"token store {self._store.name} could not be read: "
+                f"{type(error).__name__}: {error}",
+            ) from error
+
+    def _persist(self, new: TokenSet, *, expected_rotation: int, old: TokenSet) -> bool:
+        """Write ``new`` with a few retries; True once the store holds it (journal settled)."""
+        secrets = (new.refresh_token, new.access_token, old.refresh_token, old.access_token)
+        for attempt in range(1, self._write_attempts + 1):
+            try:
+                self._store.write(new, expected_rotation=expected_rotation)
+            except StaleTokenSet as error:
+                # Under a working lock this cannot happen: the lock is broken or was bypassed.
+                self._log.error(
+                    "token store %s refused rotation %d as stale (%s): the refresh lock did not "
+                    "hold; keeping the new tokens out of the store",
+                    self._store.name,
+                    new.rotation,
+                    scrub(str(error), secrets),
+                )
+                break
+            except Exception as error:  # any storage failure: retry, then leave it journaled
+                self._log.warning(
+                    "saving rotation %d of %s failed (attempt %d of %d): %s: %s",
+                    new.rotation,
+                    self._store.name,
+                    attempt,
+                    self._write_attempts,
+                    type(error).__name__,
+                    scrub(str(error), secrets),
+                )
+                if attempt < self._write_attempts:
+                    self._sleep(self._write_backoff * 2 ** (attempt - 1))
+            else:
+                self._stored_rotation = new.rotation
+                self._settle(new.rotation)
+                return True
+        self._stored_rotation = None  # a failed write may or may not have landed
+        return False
+
+    def _report_unsaved(self, new: TokenSet, *, journaled: bool) -> None:
+        name = self._store.name
+        command = self._store.recover_command or "restore it into the store by hand"
+        if journaled:
+            self._log.critical(
+                "the new token set of %s (rotation %d) could not be saved to its store; it is "
+                "kept in the recovery journal %s (mode 0600), this run keeps using it, and the "
+                "next worker to take the refresh lock saves it into the store. If no worker "
+                "runs, run `%s`",
+                name,
+                new.rotation,
+                self._journal_location(),
+                command,
+            )
+        else:
+            self._log.critical(
+                "the new token set of %s (rotation %d) could not be saved to its store NOR to "
+                "the recovery journal; it lives only in this process's memory until the next "
+                "successful save",
+                name,
+                new.rotation,
+            )
+
+    # --- the journal (its failures never stop a refresh: they are logged) ------------------
+    def _journal_location(self) -> str:
+        return self._journal.location(self._store.name) if self._journal else "(none)"
+
+    def _journal_state(self) -> JournalState:
+        if self._journal is None:
+            return JournalState()
+        try:
+            return self._journal.state(self._store.name)
+        except Exception as error:  # the journal's failures never stop a refresh
+            self._log.error(
+                "recovery journal %s of %s is unreadable (%s: %s); going on without it",
+                self._journal_location(),
+                self._store.name,
+                type(error).__name__,
+                error,
+            )
+            return JournalState()
+
+    def _journal_intent(self, from_rotation: int) -> None:
+        if self._journal is None:
+            return
+        try:
+            self._journal.record_intent(self._store.name, from_rotation=from_rotation)
+        except Exception as error:  # logged; the refresh goes on
+            self._log.warning(
+                "could not note the refresh of %s in %s (%s)",
+                self._store.name,
+                self._journal_location(),
+                type(error).__name__,
+            )
+
+    def _journal_record(self, new: TokenSet) -> bool:
+        if self._journal is None:
+            return False
+        try:
+            self._journal.record(self._store.name, new)
+        except Exception as error:  # logged; the refresh goes on
+            self._log.critical(
+                "rotation %d of %s could not be written to the recovery journal %s (%s); "
+                "saving it to the store directly",
+                new.rotation,
+                self._store.name,
+                self._journal_location(),
+                type(error).__name__,
+            )
+            return False
+        return True
+
+    def _journal_clear_intent(self) -> None:
+        if self._journal is None:
+            return
+        try:
+            self._journal.clear_intent(self._store.name)
+        except Exception as error:  # logged; the refresh goes on
+            self._log.warning(
+                "could not clear the refresh intent of %s (%s)", self.name, type(error).__name__
+            )
+
+    def _settle(self, stored_rotation: int) -> None:
+        if self._journal is None:
+            return
+        try:
+            self._journal.settle(self._store.name, stored_rotation=stored_rotation)
+        except Exception as error:  # logged; the refresh goes on
+            self._log.warning(
+                "the store of %s holds rotation %d but its recovery records could not be "
+                "removed from %s (%s); the next lock holder removes them",
+                self._store.name,
+                stored_rotation,
+                self._journal_location(),
+                type(error).__name__,
+            )
+
+    # --- small helpers ----------------------------------------------------------------------
     @staticmethod
     def _token_of(tokens: TokenSet) -> str:
         assert tokens.access_token is not None
@@ -161,129 +577,6 @@ class TokenManager:
         if rejected is not None and tokens.access_token == rejected:
             return False
         return tokens.access_token_usable(self._now())
-
-    def _slow_path(self, rejected: str | None) -> str:
-        with self._guard:
-            # Another thread of this process may have refreshed while this one waited.
-            current = self._current
-            if current is not None and self._reusable(current, rejected):
-                return self._token_of(current)
-            with self._store.lock():
-                stored = self._store.read()
-                base = self._newer(stored)
-                if self._reusable(base, rejected):
-                    self._current = base
-                    return self._token_of(base)
-                return self._refresh(base, seen=stored, recheck=True)
-
-    def _refresh(self, base: TokenSet, *, seen: TokenSet, recheck: bool) -> str:
-        """Refresh ``base`` (lock held) and persist the result before returning its token.
-
-        ``seen`` is the stored set read under the lock: its rotation is the CAS expectation.
-        """
-        try:
-            response = self._oauth.refresh(base.refresh_token)
-        except (OAuthError, OutcomeUnknown) as error:
-            if not _maybe_processed(error):
-                raise
-            return self._after_failed_refresh(base, seen, error, recheck=recheck)
-        new = response.to_token_set(base.rotation + 1, fallback_refresh_token=base.refresh_token)
-        self._persist(new, expected_rotation=seen.rotation, old=base)
-        self._current = new
-        return self._token_of(new)
-
-    def _after_failed_refresh(
-        self, base: TokenSet, seen: TokenSet, error: BillingApiError, *, recheck: bool
-    ) -> str:
-        """Never retry the same refresh token: use something newer from the store, or give up."""
-        stored = self._store.read()
-        if recheck and stored.refresh_token not in (seen.refresh_token, base.refresh_token):
-            self._log.warning(
-                "refresh of %s failed (%s) but the store holds a newer token set (rotation %d); "
-                "using it",
-                self._store.name,
-                _describe(error),
-                stored.rotation,
-            )
-            if stored.access_token_usable(self._now()):
-                self._current = stored
-                return self._token_of(stored)
-            return self._refresh(stored, seen=stored, recheck=False)
-        if isinstance(error, OAuthError) and error.is_invalid_grant:
-            reason = (
-                f"the refresh token of {self._store.name} (rotation {base.rotation}) was refused "
-                f"with invalid_grant: it was used or revoked elsewhere"
-            )
-        else:
-            reason = (
-                f"the refresh of {self._store.name} (rotation {base.rotation}) failed after the "
-                f"service may have processed it ({_describe(error)}), so the stored refresh "
-                f"token may already be consumed"
-            )
-        raise ReauthorizationRequired(reason, command=self._store.reauthorize_command) from error
-
-    def _persist(self, new: TokenSet, *, expected_rotation: int, old: TokenSet) -> None:
-        """Write ``new`` with a few retries; on failure fall back to the recovery file."""
-        secrets = (new.refresh_token, new.access_token, old.refresh_token, old.access_token)
-        for attempt in range(1, self._write_attempts + 1):
-            try:
-                self._store.write(new, expected_rotation=expected_rotation)
-            except StaleTokenSet as error:
-                # Under a working lock this cannot happen: the lock is broken or was bypassed.
-                self._log.error(
-                    "token store %s refused rotation %d as stale (%s): the refresh lock did not "
-                    "hold; keeping the new tokens out of the store",
-                    self._store.name,
-                    new.rotation,
-                    scrub(str(error), secrets),
-                )
-                break
-            except Exception as error:  # any storage failure: retry, then recover
-                self._log.warning(
-                    "saving rotation %d of %s failed (attempt %d of %d): %s: %s",
-                    new.rotation,
-                    self._store.name,
-                    attempt,
-                    self._write_attempts,
-                    type(error).__name__,
-                    scrub(str(error), secrets),
-                )
-                if attempt < self._write_attempts:
-                    self._sleep(self._write_backoff * 2 ** (attempt - 1))
-            else:
-                self._recovery_file = None
-                return
-        self._recover(new)
-
-    def _recover(self, new: TokenSet) -> None:
-        name = self._store.name
-        command = getattr(self._store, "recover_command", None) or (
-            f"billops auth recover --block {name}"
-        )
-        directory = self._recovery_dir or default_recovery_dir()
-        try:
-            path = write_recovery_file(directory, name, new)
-        except OSError as error:
-            self._log.critical(
-                "the new token set of %s (rotation %d) could not be saved to the store NOR to "
-                "the recovery directory %s (%s); it lives only in this process's memory until "
-                "the next successful refresh",
-                name,
-                new.rotation,
-                directory,
-                type(error).__name__,
-            )
-            return
-        self._recovery_file = path
-        self._log.critical(
-            "the new token set of %s (rotation %d) could not be saved to its store; it was "
-            "written to %s (mode 0600) and this run keeps using it. Run `%s` now, or the "
-            "credential is lost",
-            name,
-            new.rotation,
-            path,
-            command,
-        )
 
 
 def _describe(error: BillingApiError) -> str:

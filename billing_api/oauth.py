@@ -3,36 +3,36 @@
 ``POST <base_url>/oauth2/token`` and ``POST <base_url>/oauth2/revoke`` take form bodies; the client
 authenticates with HTTP Basic (the default) or with ``client_id``/``client_secret`` form fields.
 
-Every OAuth write is ``x-idempotent: false``: a request that may have reached the service is never
-resent here (for a refresh, the old token may already be consumed). Only failures that happen
-before anything is sent (the connection could not be opened) and 429 refusals are retried; a
-timeout or a dropped connection after sending raises :class:`OutcomeUnknown`, and the caller (the
-:class:`~billing_api._tokens.TokenManager`) re-reads its store before deciding anything.
+Every OAuth write is ``x-idempotent: false``, and the client's retry policy
+(:mod:`billing_api._retries`) applies as to any other write: a request that may have reached the
+service is never resent (for a refresh, the old token may already be consumed). Only failures that
+happen before anything is sent (the connection could not be opened) and 429 refusals with
+``Retry-After`` are retried; a timeout or a dropped connection after sending raises
+:class:`OutcomeUnknown`, and the caller (the :class:`~billing_api._tokens.TokenManager`) re-reads
+its store before deciding anything. An error answer is an :class:`OAuthError` carrying RFC 6749's
+``error`` code.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import random as _random
 import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
 import httpx
 
-from billing_api._exceptions import (
-    OAuthError,
-    OutcomeUnknown,
-    SentRequest,
-    TransportError,
-    parse_retry_after,
-)
-from billing_api._tokens import TokenSet, utc_now
+from billing_api._exceptions import OAuthError
+from billing_api._operations import OPERATIONS
+from billing_api._retries import Fail, Retry, decide
+from billing_api._token_set import TokenResponse, utc_now
 
 __all__ = [
     "DEFAULT_OAUTH_TIMEOUT",
@@ -45,9 +45,6 @@ __all__ = [
 ]
 
 DEFAULT_OAUTH_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
-# Errors raised before the request left this machine: safe to try again.
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
-_MAX_RETRY_AFTER = 60.0
 
 
 @dataclass(frozen=True)
@@ -61,56 +58,6 @@ class ClientCredentials:
         return f"ClientCredentials(client_id={self.client_id!r}, client_secret='***')"
 
     __str__ = __repr__
-
-
-@dataclass(frozen=True)
-class TokenResponse:
-    """A successful answer of the token endpoint; ``obtained_at`` is when it arrived (UTC)."""
-
-    access_token: str
-    refresh_token: str | None
-    expires_in: float | None
-    scope: str | None
-    token_type: str
-    obtained_at: datetime
-
-    def __repr__(self) -> str:
-        refresh = "None" if self.refresh_token is None else "'***'"
-        return (
-            f"TokenResponse(access_token='***', refresh_token={refresh}, "
-            f"expires_in={self.expires_in!r}, scope={self.scope!r}, "
-            f"token_type={self.token_type!r}, obtained_at={self.obtained_at!r})"
-        )
-
-    __str__ = __repr__
-
-    @property
-    def expires_at(self) -> datetime | None:
-        """When the access token runs out, by ``expires_in`` from ``obtained_at``."""
-        if self.expires_in is None:
-            return None
-        return self.obtained_at + timedelta(seconds=self.expires_in)
-
-    def to_token_set(self, rotation: int, *, fallback_refresh_token: str | None = None) -> TokenSet:
-        """The token set to store, at ``rotation``.
-
-        ``fallback_refresh_token`` is kept when the answer carries no new refresh token (RFC 6749
-        §6 allows that; the service always rotates). Without either, ``ValueError``.
-        """
-        refresh = self.refresh_token or fallback_refresh_token
-        if not refresh:
-            raise ValueError(
-                "the token response has no refresh_token (a client_credentials token cannot be "
-                "stored as a biller credential)"
-            )
-        return TokenSet(
-            refresh_token=refresh,
-            access_token=self.access_token,
-            access_token_expires_at=self.expires_at,
-            access_token_lifetime=self.expires_in,
-            rotation=rotation,
-            last_refreshed_at=self.obtained_at,
-        )
 
 
 def _parse_token_response(response: httpx.Response, obtained_at: datetime) -> TokenResponse:
@@ -169,6 +116,7 @@ class OAuthClient:
         auth_method: Literal["basic", "form"] = "basic",
         max_retries: int = 2,
         sleep: Callable[[float], None] = time.sleep,
+        random: Callable[[], float] = _random.random,
         now: Callable[[], datetime] = utc_now,
     ) -> None:
         if auth_method not in ("basic", "form"):
@@ -181,6 +129,7 @@ class OAuthClient:
         self._http = http_client or httpx.Client(timeout=timeout)
         self._max_retries = max(0, max_retries)
         self._sleep = sleep
+        self._random = random
         self._now = now
 
     def __repr__(self) -> str:
@@ -263,33 +212,33 @@ class OAuthClient:
         return form, {"Authorization": f"Basic {encoded}"}
 
     def _post(self, operation_id: str, url: str, form: dict[str, str]) -> httpx.Response:
-        """POST the form; retry only what was certainly not processed (see the module doc)."""
+        """POST the form, retrying only what the client's retry policy allows (module doc)."""
+        operation = OPERATIONS[operation_id]
         data, headers = self._client_auth(form)
         headers["Accept"] = "application/json"
-        for attempt in range(self._max_retries + 1):
-            last = attempt == self._max_retries
+        attempt = 0
+        while True:
+            request = self._http.build_request(
+                "POST", url, data=data, headers=headers, timeout=self._timeout
+            )
+            outcome: httpx.Response | httpx.TransportError
             try:
-                response = self._http.post(url, data=data, headers=headers, timeout=self._timeout)
-            except _NOT_SENT as error:
-                if last:
-                    raise TransportError(
-                        f"POST {url} ({operation_id}): could not connect after "
-                        f"{attempt + 1} attempts ({type(error).__name__})"
-                    ) from None
-                self._sleep(min(8.0, 0.5 * 2**attempt))
-                continue
+                outcome = self._http.send(request)
             except httpx.TransportError as error:
-                request = SentRequest(operation_id, "POST", url)
-                raise OutcomeUnknown(request, type(error).__name__) from None
-            if response.status_code == 429 and not last:
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
-                delay = retry_after if retry_after is not None else 0.5 * 2**attempt
-                self._sleep(min(_MAX_RETRY_AFTER, delay))
-                continue
-            if response.is_error:
-                raise OAuthError.from_response(response)
-            return response
-        raise AssertionError("unreachable: the loop returns or raises")
+                outcome = error
+            decision = decide(operation, attempt, self._max_retries, request, outcome, self._random)
+            if decision is None:
+                assert isinstance(outcome, httpx.Response)
+                return outcome
+            if isinstance(decision, Fail):
+                if isinstance(outcome, httpx.Response):
+                    # The token endpoint's errors follow RFC 6749 §5.2, not the API's envelope.
+                    raise OAuthError.from_response(outcome) from None
+                # Never the httpx exception as cause: its message may quote the request.
+                raise decision.error from None
+            assert isinstance(decision, Retry)
+            self._sleep(decision.delay)
+            attempt += 1
 
 
 # --- login helpers --------------------------------------------------------------------------

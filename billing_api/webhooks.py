@@ -1,6 +1,6 @@
 """Receiving webhooks: signature verification and typed event parsing.
 
-Signature (contract ``WebhookDelivery``, service-facts §8)::
+Signature (contract ``WebhookDelivery``, docs/service.md §11.2 Signature)::
 
     adfin-webhook-signature = base64(HMAC-SHA256(key, raw_body + timestamp))
 

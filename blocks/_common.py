@@ -1,17 +1,18 @@
-"""What both credential blocks share: environments, their API roots, the recovery directory and
-the "is this access token still usable" rule."""
+"""What both credential blocks share: environments, their API roots, timestamps, and the
+synchronous load and save of a named block."""
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 from urllib.parse import urlsplit
+
+from prefect.blocks.abstract import CredentialsBlock
 
 Environment = Literal["production", "staging", "sandbox"]
 
-# service-facts §1 [C]: the real hosts. The sandbox has no fixed address, so it has no default.
+# The real hosts (docs/service.md §1 Environments and hosts). The sandbox has no fixed address,
+# so it has no default.
 DEFAULT_BASE_URLS: dict[str, str] = {
     "production": "https://api.adfin.com/api",
     "staging": "https://api.staging.adfin.com/api",
@@ -55,21 +56,17 @@ def check_aware(value: datetime | None, field: str) -> datetime | None:
     return value.astimezone(UTC)
 
 
-def default_recovery_dir() -> Path:
-    """``$BILLOPS_HOME/recovery`` (default ``~/.billops/recovery``).
-
-    The same place as ``billops.settings.BillopsSettings().recovery_dir``; it is computed here
-    because ``blocks`` must not import the CLI package (imports point down only).
-    """
-    home = os.environ.get("BILLOPS_HOME")
-    return (Path(home) if home else Path.home() / ".billops") / "recovery"
+B = TypeVar("B", bound=CredentialsBlock)
 
 
-def token_usable(
-    expires_at: datetime | None, lifetime: float | None, now: datetime, *, has_token: bool
-) -> bool:
-    """True when more than min(60 s, 10% of the granted lifetime) remains (issue 5 §2)."""
-    if not has_token or expires_at is None:
-        return False
-    margin = 60.0 if lifetime is None else min(60.0, 0.1 * lifetime)
-    return (expires_at - now).total_seconds() > margin
+def load_named(cls: type[B], name: str) -> B:
+    """``cls.load(name)`` run synchronously even when called from async code's worker thread."""
+    loaded = cls.load(name, _sync=True)  # type: ignore[call-arg]
+    if not isinstance(loaded, cls):
+        raise TypeError(f"block {name!r} did not load as {cls.__name__}")
+    return loaded
+
+
+def save_named(block: CredentialsBlock, name: str, *, overwrite: bool) -> None:
+    """``block.save(name)`` run synchronously (see :func:`load_named`)."""
+    block.save(name, overwrite=overwrite, _sync=True)  # type: ignore[call-arg]

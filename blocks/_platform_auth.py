@@ -2,33 +2,28 @@
 
 There is no refresh token to lose here (the client secret is the credential), but every worker
 minting its own token on every run would be wasteful and noisy, so the token is cached in the
-block like the biller's, renewed by one worker at a time.
+block like the biller's, renewed by one worker at a time. :class:`PlatformTokenProvider` is a
+``billing_api.TokenProvider``: the client's own ``RefreshingAuth`` attaches its tokens.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncGenerator, Callable, Generator
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-import anyio.to_thread
-import httpx
-
-from blocks._common import token_usable
+from billing_api import BillingApiError, TokenStoreError, access_token_usable, utc_now
 
 if TYPE_CHECKING:
     import contextlib
 
-    from billing_api.oauth import OAuthClient
+    from billing_api import OAuthClient
+
+__all__ = ["CachedToken", "PlatformTokenProvider"]
 
 _log = logging.getLogger(__name__)
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware UTC."""
-    return datetime.now(UTC)
 
 
 class CachedToken(Protocol):
@@ -65,15 +60,23 @@ class PlatformTokenProvider:
         self._expires_at: datetime | None = None
         self._lifetime: float | None = None
 
+    def __repr__(self) -> str:
+        return f"PlatformTokenProvider(block={self._store.name!r})"
+
+    @property
+    def name(self) -> str:
+        """The block's name."""
+        return self._store.name
+
     def _usable(self, token: str | None, expires_at: datetime | None, life: float | None) -> bool:
-        return token_usable(expires_at, life, self._now(), has_token=token is not None)
+        return access_token_usable(token, expires_at, life, self._now())
 
     def access_token(self) -> str:
-        """A token with more than min(60 s, 10% of its lifetime) left."""
+        """A token with more than the renewal margin left (``billing_api.renewal_margin``)."""
         if self._token is not None and self._usable(self._token, self._expires_at, self._lifetime):
             return self._token
         with self._guard:
-            token, expires_at, lifetime = self._store.read_cached()
+            token, expires_at, lifetime = self._read()
             if token is not None and self._usable(token, expires_at, lifetime):
                 return self._remember(token, expires_at, lifetime)
             return self._renew(rejected=None)
@@ -85,16 +88,14 @@ class PlatformTokenProvider:
 
     def _renew(self, rejected: str | None) -> str:
         with self._store.lock():
-            token, expires_at, lifetime = self._store.read_cached()
-            if (
-                token is not None
-                and token != rejected
-                and self._usable(token, expires_at, life=lifetime)
-            ):
+            token, expires_at, lifetime = self._read()
+            fresh = token is not None and token != rejected
+            if fresh and self._usable(token, expires_at, lifetime):
+                assert token is not None
                 return self._remember(token, expires_at, lifetime)
             response = self._oauth.client_credentials(self._scope)
             lifetime = response.expires_in
-            expires_at = self._now() + timedelta(seconds=lifetime) if lifetime else None
+            expires_at = response.expires_at
             try:
                 self._store.write_cached(response.access_token, expires_at, lifetime)
             except Exception as exc:  # the token still works; only the cache was not updated
@@ -106,35 +107,20 @@ class PlatformTokenProvider:
                 )
             return self._remember(response.access_token, expires_at, lifetime)
 
+    def _read(self) -> tuple[str | None, datetime | None, float | None]:
+        """The cached token as the block holds it; a failure names the block, never the
+        billing service (the client would take an httpx error for its own and retry it)."""
+        try:
+            return self._store.read_cached()
+        except BillingApiError:
+            raise
+        except Exception as error:
+            raise TokenStoreError(
+                self._store.name,
+                f"platform credential block {self._store.name!r} could not be read: "
+                f"{type(error).__name__}: {error}",
+            ) from None
+
     def _remember(self, token: str, expires_at: datetime | None, lifetime: float | None) -> str:
         self._token, self._expires_at, self._lifetime = token, expires_at, lifetime
         return token
-
-
-class BearerAuth(httpx.Auth):
-    """Attach ``Bearer <token>``; on a 401 ask for a new token once and retry once."""
-
-    def __init__(self, provider: PlatformTokenProvider) -> None:
-        self._provider = provider
-
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
-        token = self._provider.access_token()
-        request.headers["Authorization"] = f"Bearer {token}"
-        response = yield request
-        if response.status_code == 401:
-            response.read()
-            request.headers["Authorization"] = f"Bearer {self._provider.force_refresh(token)}"
-            yield request
-
-    async def async_auth_flow(
-        self, request: httpx.Request
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        # The provider blocks (Prefect API, lock): run it off the event loop.
-        token = await anyio.to_thread.run_sync(self._provider.access_token)
-        request.headers["Authorization"] = f"Bearer {token}"
-        response = yield request
-        if response.status_code == 401:
-            await response.aread()
-            fresh = await anyio.to_thread.run_sync(self._provider.force_refresh, token)
-            request.headers["Authorization"] = f"Bearer {fresh}"
-            yield request

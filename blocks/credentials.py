@@ -1,55 +1,47 @@
 """``BillerCredentials``: a biller's OAuth connection, kept in a Prefect block.
 
-The block is the :class:`billing_api._tokens.TokenStore` of the refresh procedure
-(ARCHITECTURE rule 4): ``read()`` loads the stored document fresh from the Prefect API, ``lock()``
-holds the block's global concurrency limit, and ``write()`` saves a new token set only if the
-stored rotation counter is still the one the caller read. Prefect blocks have no compare-and-swap
-of their own (``save(overwrite=True)`` is last-writer-wins, prefect-notes §1.3), so that check is
-only sound *inside* the lock: ``write()`` is only ever called there.
+The block is the ``billing_api.TokenStore`` of the refresh procedure (``docs/credentials.md``):
+``read()`` reads the stored document fresh from the Prefect API, ``refresh_lock()`` is the block's
+lock on the ledger's database (``blocks/_lock.py``), and ``write()`` saves a new token set only if
+the stored rotation counter is still the one the caller read. Prefect blocks have no
+compare-and-swap of their own (docs/conventions.md §13 Prefect facts), so that check is only
+sound *inside* the lock: ``write()`` is only ever called there. Reads and writes go through one
+long-lived Prefect client (``blocks/_prefect_api.py``) and fail with ``TokenStoreError`` naming
+the block and the Prefect API.
 """
 
 from __future__ import annotations
 
 import contextlib
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
+from uuid import UUID
 
 from prefect.blocks.abstract import CredentialsBlock
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, model_validator
 
+from billing_api import StaleTokenSet, TokenSet, TokenStoreError, holding
 from blocks._common import (
     CredentialsConfigError,
     Environment,
     check_aware,
-    default_recovery_dir,
+    load_named,
     resolve_base_url,
     sandbox_login_url,
 )
-from blocks._lock import DEFAULT_TIMEOUT_SECONDS, LIMIT_PREFIX, refresh_lock
+from blocks._lock import DEFAULT_TIMEOUT_SECONDS, LIMIT_PREFIX, refresh_lock_for
+from blocks._prefect_api import read_document, update_document
 
 if TYPE_CHECKING:
-    from billing_api._client import BillingClient
-    from billing_api._tokens import TokenManager, TokenSet
-    from billing_api.oauth import OAuthClient
+    from billing_api import (
+        BillingClient,
+        OAuthClient,
+        RefreshLock,
+        TokenJournal,
+        TokenManager,
+    )
 
 DOCS_URL = "https://github.com/billops/billops/blob/main/README.md#credential-blocks"
-
-
-B = TypeVar("B", bound=CredentialsBlock)
-
-
-def _load_named(cls: type[B], name: str) -> B:
-    """``cls.load(name)`` run synchronously even when called from async code's worker thread."""
-    loaded = cls.load(name, _sync=True)  # type: ignore[call-arg]
-    if not isinstance(loaded, cls):
-        raise TypeError(f"block {name!r} did not load as {cls.__name__}")
-    return loaded
-
-
-def _save_named(block: CredentialsBlock, name: str, *, overwrite: bool) -> None:
-    """``block.save(name)`` run synchronously (see :func:`_load_named`)."""
-    block.save(name, overwrite=overwrite, _sync=True)  # type: ignore[call-arg]
 
 
 class BillerCredentials(CredentialsBlock):
@@ -118,6 +110,8 @@ class BillerCredentials(CredentialsBlock):
     last_refreshed_at: datetime | None = Field(
         default=None, description="When the refresh token was last rotated (UTC)."
     )
+    # The rotation this instance last read from, or wrote to, the stored document.
+    _synced_rotation: int | None = PrivateAttr(None)
 
     @model_validator(mode="after")
     def _check(self) -> BillerCredentials:
@@ -133,7 +127,7 @@ class BillerCredentials(CredentialsBlock):
     @classmethod
     def load_named(cls, name: str) -> BillerCredentials:
         """``load(name)``, synchronously and typed (``load`` is typed as maybe-a-coroutine)."""
-        return _load_named(cls, name)
+        return load_named(cls, name)
 
     # --- identity -------------------------------------------------------------------------
     @property
@@ -161,48 +155,78 @@ class BillerCredentials(CredentialsBlock):
 
     @property
     def recover_command(self) -> str:
-        """The command that restores a recovery file into this block."""
+        """The command that saves a journal's token set into this block when no worker runs."""
         return f"billops auth recover --block {self.name}"
 
     @property
+    def unlock_command(self) -> str:
+        """The command that frees the refresh lock of a holder that is gone."""
+        return f"billops auth unlock --block {self.name}"
+
+    @property
     def lock_name(self) -> str:
-        """The global concurrency limit that serialises this block's refreshes."""
+        """The name of the lock that serialises this block's refreshes."""
         return LIMIT_PREFIX + self.name
 
     # --- TokenStore -----------------------------------------------------------------------
     def read(self) -> TokenSet:
-        """The token set as stored now (a fresh load from the Prefect API, never a cache)."""
-        stored = _load_named(type(self), self.name)
-        self._adopt_tokens(stored)
-        return stored.token_set()
+        """The token set as stored now (read from the Prefect API, never a cache)."""
+        return self._read_stored().token_set()
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """The cross-process refresh lock (GCL of 1, created when missing, ``strict=True``)."""
-        return refresh_lock(self.lock_name, timeout_seconds=DEFAULT_TIMEOUT_SECONDS)
+    def _read_stored(self) -> BillerCredentials:
+        document = read_document(self.name, self.get_block_type_slug())
+        try:
+            stored = type(self).model_validate(document.data)
+        except ValidationError as error:
+            fields = ", ".join(".".join(map(str, e["loc"])) for e in error.errors())
+            raise TokenStoreError(
+                self.name, f"credential block {self.name!r} holds invalid fields: {fields}"
+            ) from None
+        self._block_document_id = document.id
+        self._adopt_tokens(stored)
+        self._synced_rotation = stored.rotation
+        return stored
+
+    def refresh_lock(self) -> RefreshLock:
+        """This block's refresh lock on the ledger's database (``blocks/_lock.py``)."""
+        return refresh_lock_for(self.lock_name)
+
+    def lock(
+        self, timeout: float = DEFAULT_TIMEOUT_SECONDS
+    ) -> contextlib.AbstractContextManager[None]:
+        """Hold the refresh lock (for ``billops auth`` writes; workers wait with re-reads)."""
+        return holding(
+            self.refresh_lock(),
+            timeout=timeout,
+            store=self.name,
+            unlock_command=self.unlock_command,
+        )
 
     def write(self, tokens: TokenSet, *, expected_rotation: int) -> None:
         """Save ``tokens`` if the stored rotation is still ``expected_rotation``.
 
-        Raises ``StaleTokenSet`` otherwise. Call it only while holding :meth:`lock`: the check
-        and the save are two API calls, atomic only under the lock.
+        Raises ``StaleTokenSet`` otherwise. Call it only while holding the refresh lock: Prefect
+        has no conditional write, so the check is sound only there. Under the lock, the rotation
+        this instance last read or wrote *is* the stored one (every writer holds the lock), so
+        the document is only read again when this instance has not seen it yet.
         """
-        from billing_api._tokens import StaleTokenSet
-
-        stored = _load_named(type(self), self.name)
-        if stored.rotation != expected_rotation:
+        if self._synced_rotation is None or self._block_document_id is None:
+            self.read()
+        if self._synced_rotation != expected_rotation:
             raise StaleTokenSet(
-                f"block {self.name!r} is at rotation {stored.rotation}, "
+                f"block {self.name!r} is at rotation {self._synced_rotation}, "
                 f"expected {expected_rotation}"
             )
-        stored.set_tokens(tokens)
-        _save_named(stored, self.name, overwrite=True)
-        self._adopt_tokens(stored)
+        document_id = self._block_document_id
+        assert isinstance(document_id, UUID)  # set by a read
+        self._synced_rotation = None  # until the update is known to have landed
+        update_document(self.name, document_id, _token_fields(tokens), _secrets(tokens))
+        self.set_tokens(tokens)
+        self._synced_rotation = tokens.rotation
 
     # --- conversions ----------------------------------------------------------------------
     def token_set(self) -> TokenSet:
         """This instance's token fields as a ``TokenSet``."""
-        from billing_api._tokens import TokenSet
-
         return TokenSet(
             refresh_token=self.refresh_token.get_secret_value(),
             access_token=self.access_token.get_secret_value() if self.access_token else None,
@@ -230,31 +254,56 @@ class BillerCredentials(CredentialsBlock):
     # --- clients --------------------------------------------------------------------------
     def get_oauth_client(self) -> OAuthClient:
         """The token-endpoint client of this app."""
-        from billing_api.oauth import ClientCredentials, OAuthClient
+        from billing_api import ClientCredentials, OAuthClient
 
         return OAuthClient(
             self.api_url,
             ClientCredentials(self.client_id, self.client_secret.get_secret_value()),
         )
 
-    def get_token_manager(self, *, recovery_dir: Path | None = None) -> TokenManager:
-        """The refresh procedure over this block (recovery files under ``$BILLOPS_HOME``)."""
-        from billing_api._tokens import TokenManager
+    def get_token_manager(
+        self, *, journal: TokenJournal | None = None, **options: Any
+    ) -> TokenManager:
+        """The refresh procedure over this block, its journal under ``$BILLOPS_HOME/recovery``.
+
+        ``options`` go to ``TokenManager`` (``lock_timeout``, ``reread_seconds``, ...).
+        """
+        from billing_api import TokenManager
+        from blocks._journal import default_journal
 
         return TokenManager(
             self,
             self.get_oauth_client(),
-            recovery_dir=recovery_dir or default_recovery_dir(),
+            journal=journal or default_journal(),
+            **options,
         )
 
-    def get_client(self, *, recovery_dir: Path | None = None, **options: Any) -> BillingClient:
+    def get_client(self, **options: Any) -> BillingClient:
         """A ready ``BillingClient`` whose token store is this block.
 
         ``options`` go to ``BillingClient`` (``timeout``, ``max_retries``).
         """
-        from billing_api._auth import RefreshingAuth
-        from billing_api._client import BillingClient
+        from billing_api import BillingClient, RefreshingAuth
 
         self.name  # noqa: B018 - fail now, with a clear message, if the block was never saved
-        auth = RefreshingAuth(self.get_token_manager(recovery_dir=recovery_dir))
-        return BillingClient(self.api_url, auth, **options)
+        return BillingClient(self.api_url, RefreshingAuth(self.get_token_manager()), **options)
+
+
+def _token_fields(tokens: TokenSet) -> dict[str, Any]:
+    """The block's token fields as its stored document keeps them (JSON values)."""
+
+    def iso(value: datetime | None) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    return {
+        "refresh_token": tokens.refresh_token,
+        "access_token": tokens.access_token,
+        "access_token_expires_at": iso(tokens.access_token_expires_at),
+        "access_token_lifetime": tokens.access_token_lifetime,
+        "rotation": tokens.rotation,
+        "last_refreshed_at": iso(tokens.last_refreshed_at),
+    }
+
+
+def _secrets(tokens: TokenSet) -> tuple[str | None, ...]:
+    return (tokens.refresh_token, tokens.access_token)

@@ -38,7 +38,7 @@ def prepare_login(
     login_url: str, *, client_id: str, redirect_uri: str, pkce: bool = True
 ) -> LoginRequest:
     """A fresh ``state`` (and PKCE pair) and the authorize URL carrying them."""
-    from billing_api.oauth import build_authorize_url, new_state, pkce_pair
+    from billing_api import build_authorize_url, new_state, pkce_pair
 
     state = new_state()
     verifier, challenge = pkce_pair() if pkce else (None, None)

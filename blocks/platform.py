@@ -13,15 +13,17 @@ from blocks._common import (
     CredentialsConfigError,
     Environment,
     check_aware,
+    load_named,
     resolve_base_url,
+    save_named,
 )
-from blocks._lock import DEFAULT_TIMEOUT_SECONDS, PLATFORM_LIMIT_PREFIX, refresh_lock
-from blocks._platform_auth import BearerAuth, PlatformTokenProvider
-from blocks.credentials import DOCS_URL, _load_named, _save_named
+from blocks._lock import DEFAULT_TIMEOUT_SECONDS, PLATFORM_LIMIT_PREFIX, refresh_lock_for
+from blocks._platform_auth import PlatformTokenProvider
+from blocks.credentials import DOCS_URL
+from blocks.webhook_settings import WebhookReceiverSettings
 
 if TYPE_CHECKING:
-    from billing_api._client import BillingClient
-    from billing_api.oauth import OAuthClient
+    from billing_api import BillingClient, OAuthClient
 
 
 class PlatformCredentials(CredentialsBlock):
@@ -68,6 +70,10 @@ class PlatformCredentials(CredentialsBlock):
         default=None,
         description="Lifetime of the cached access token as granted (expires_in), in seconds.",
     )
+    webhooks: WebhookReceiverSettings | None = Field(
+        default=None,
+        description="The webhook receiver's secrets and options (billops webhooks setup).",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> PlatformCredentials:
@@ -80,7 +86,7 @@ class PlatformCredentials(CredentialsBlock):
     @classmethod
     def load_named(cls, name: str) -> PlatformCredentials:
         """``load(name)``, synchronously and typed (``load`` is typed as maybe-a-coroutine)."""
-        return _load_named(cls, name)
+        return load_named(cls, name)
 
     @property
     def name(self) -> str:
@@ -101,33 +107,49 @@ class PlatformCredentials(CredentialsBlock):
 
     @property
     def lock_name(self) -> str:
-        """The global concurrency limit that serialises renewals of the cached token."""
+        """The name of the lock that serialises renewals of the cached token."""
         return PLATFORM_LIMIT_PREFIX + self.name
 
     def lock(self) -> contextlib.AbstractContextManager[None]:
-        """The cross-process renewal lock (GCL of 1, created when missing, ``strict=True``)."""
-        return refresh_lock(self.lock_name, timeout_seconds=DEFAULT_TIMEOUT_SECONDS)
+        """Hold the renewal lock (on the ledger's database, like the biller blocks')."""
+        from billing_api import holding
+
+        return holding(
+            refresh_lock_for(self.lock_name),
+            timeout=DEFAULT_TIMEOUT_SECONDS,
+            store=self.name,
+            unlock_command=f"billops auth unlock --platform-block {self.name}",
+        )
 
     def read_cached(self) -> tuple[str | None, datetime | None, float | None]:
         """The cached token as stored now (fresh load): token, expiry, lifetime."""
-        stored = _load_named(type(self), self.name)
+        stored = load_named(type(self), self.name)
         token = stored.access_token.get_secret_value() if stored.access_token else None
         return token, stored.access_token_expires_at, stored.access_token_lifetime
 
     def write_cached(self, token: str, expires_at: datetime | None, lifetime: float | None) -> None:
         """Save a new token into the stored block (called under :meth:`lock`)."""
-        stored = _load_named(type(self), self.name)
+        stored = load_named(type(self), self.name)
         stored.access_token = SecretStr(token)
         stored.access_token_expires_at = check_aware(expires_at, "access_token_expires_at")
         stored.access_token_lifetime = lifetime
-        _save_named(stored, self.name, overwrite=True)
+        save_named(stored, self.name, overwrite=True)
         self.access_token = stored.access_token
         self.access_token_expires_at = stored.access_token_expires_at
         self.access_token_lifetime = lifetime
 
+    def save_webhook_settings(self, settings: WebhookReceiverSettings) -> None:
+        """Save the receiver's settings into the stored block (the rest of it as stored now),
+        under the block's lock so a concurrent token renewal is not overwritten."""
+        with self.lock():
+            stored = load_named(type(self), self.name)
+            stored.webhooks = settings
+            save_named(stored, self.name, overwrite=True)
+        self.webhooks = settings
+
     def get_oauth_client(self) -> OAuthClient:
         """The token-endpoint client of this app."""
-        from billing_api.oauth import ClientCredentials, OAuthClient
+        from billing_api import ClientCredentials, OAuthClient
 
         return OAuthClient(
             self.api_url,
@@ -144,6 +166,6 @@ class PlatformCredentials(CredentialsBlock):
 
         ``options`` go to ``BillingClient`` (``timeout``, ``max_retries``).
         """
-        from billing_api._client import BillingClient
+        from billing_api import BillingClient, RefreshingAuth
 
-        return BillingClient(self.api_url, BearerAuth(self.get_token_provider()), **options)
+        return BillingClient(self.api_url, RefreshingAuth(self.get_token_provider()), **options)

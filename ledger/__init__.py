@@ -1,17 +1,20 @@
 """The state billops keeps, on SQLAlchemy 2 and Alembic: operations (idempotency records of every
 write to the service), per-row outcomes of bulk imports, files seen, and the audit trail.
 
-Knows nothing of Prefect, the sandbox or the CLI. Open with ``Ledger(url)``; the schema is
-created or upgraded on opening (``billops db upgrade`` does the same on its own).
+Knows nothing of Prefect, the sandbox or the CLI. ``Ledger(url)`` creates or upgrades the schema
+on opening (what ``billops setup`` and ``billops db upgrade`` do); ``Ledger(url, create=False)``
+opens an existing ledger only, and is what every job uses.
 """
 
 from ledger._engine import safe_url
 from ledger._ledger import Ledger
+from ledger._mirror import PaymentRequestSeen
 from ledger.errors import (
     InvalidTransition,
     LedgerConfigError,
     LedgerConflict,
     LedgerError,
+    LedgerReplaced,
     LedgerSchemaError,
     UnknownFile,
     UnknownOperation,
@@ -21,6 +24,7 @@ from ledger.records import (
     UNSETTLED_STATES,
     AuditEntry,
     FileRecord,
+    FileState,
     IntentResult,
     ItemOutcome,
     Operation,
@@ -33,6 +37,7 @@ __all__ = [
     "UNSETTLED_STATES",
     "AuditEntry",
     "FileRecord",
+    "FileState",
     "IntentResult",
     "InvalidTransition",
     "ItemOutcome",
@@ -40,9 +45,11 @@ __all__ = [
     "LedgerConfigError",
     "LedgerConflict",
     "LedgerError",
+    "LedgerReplaced",
     "LedgerSchemaError",
     "Operation",
     "OperationState",
+    "PaymentRequestSeen",
     "Resolution",
     "ResolvedOperation",
     "Resolver",

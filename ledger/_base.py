@@ -7,14 +7,15 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Self
 
-from sqlalchemy import Connection, Engine, Table, insert
+from sqlalchemy import Connection, Engine, Table, insert, inspect
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from ledger._engine import make_engine, safe_url
+from ledger._models import Base
 from ledger._types import utcnow
 from ledger.errors import LedgerSchemaError
-from ledger.migrate import engine_revision, head_revision, upgrade_engine
+from ledger.migrate import engine_revision, head_revision, sqlite_file_missing, upgrade_engine
 
 Clock = Callable[[], datetime]
 
@@ -26,9 +27,15 @@ class LedgerBase:
         """Open the ledger at ``url`` (any SQLAlchemy URL; ``postgresql://`` uses psycopg 3).
 
         With ``create`` the schema is created or upgraded first (idempotent); without it a
-        database that is not at the newest schema is refused with :class:`LedgerSchemaError`.
+        ledger that does not exist (a SQLite file is then not created), is not at the newest
+        schema, or lacks one of its tables is refused with :class:`LedgerSchemaError`.
         ``clock`` (aware UTC ``datetime``) is for tests that need time to pass.
         """
+        if not create and sqlite_file_missing(url):
+            raise LedgerSchemaError(
+                f"there is no ledger at {safe_url(url)}: `billops setup` (or `billops db "
+                "upgrade`) creates it; every other command refuses to start a new one"
+            )
         self._setup(make_engine(url), create=create, clock=clock, owns_engine=True)
 
     @classmethod
@@ -62,6 +69,14 @@ class LedgerBase:
             raise LedgerSchemaError(
                 f"the ledger at {self.url} has schema revision {current or 'none'} and this "
                 f"billops needs {head}: run `billops db upgrade` first"
+            )
+        with self._engine.connect() as connection:
+            present = set(inspect(connection).get_table_names())
+        missing = sorted(set(Base.metadata.tables) - present)
+        if missing:
+            raise LedgerSchemaError(
+                f"the ledger at {self.url} lacks its table(s) {', '.join(missing)}: it was "
+                "damaged or replaced; restore it from a backup (nothing was sent)"
             )
 
     @property

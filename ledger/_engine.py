@@ -109,7 +109,7 @@ def check_json(what: str, value: Any) -> None:
 
 
 def _json_default(value: Any) -> str:
-    # A Decimal as a string keeps every digit; a float would not (ARCHITECTURE rule 2).
+    # A Decimal as a string keeps every digit; a float would not (``docs/conventions.md`` §1 Money).
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, datetime | date):

@@ -119,6 +119,9 @@ class FileRow(Base):
     report_path: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # How many times the file was imported again on purpose (``--force``): each round's writes
+    # are operations of their own, so a forced import sends again instead of finding the last.
+    generation: Mapped[int] = mapped_column(Integer, server_default="0")
 
 
 class AuditRow(Base):

@@ -1,4 +1,4 @@
-"""Operations: one row per intended write to the service (ARCHITECTURE rule 3).
+"""Operations: one row per intended write to the service (``docs/conventions.md`` §6 Writes).
 
 The protocol: :meth:`record_intent` → :meth:`claim` → send → :meth:`mark_sent` (job or resource
 id) → :meth:`mark_confirmed` / :meth:`mark_failed`; :meth:`mark_unknown` when the answer was lost.

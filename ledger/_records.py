@@ -12,7 +12,7 @@ from ledger._base import LedgerBase, upsert
 from ledger._engine import check_json
 from ledger._models import AuditRow, Base, FileRow, ItemRow, OperationRow
 from ledger.errors import UnknownFile, UnknownOperation
-from ledger.records import AuditEntry, FileRecord, ItemOutcome
+from ledger.records import AuditEntry, FileRecord, FileState, ItemOutcome
 
 ITEMS = Base.metadata.tables[ItemRow.__tablename__]
 FILES = Base.metadata.tables[FileRow.__tablename__]
@@ -28,7 +28,16 @@ _ITEM_UPDATES = (
     "run_id",
     "recorded_at",
 )
-_FILE_UPDATES = ("name", "size", "folder", "run_id", "state", "report_path", "updated_at")
+_FILE_UPDATES = (
+    "name",
+    "size",
+    "folder",
+    "run_id",
+    "state",
+    "report_path",
+    "updated_at",
+    "generation",
+)
 
 
 class RecordsMixin(LedgerBase):
@@ -86,6 +95,19 @@ class RecordsMixin(LedgerBase):
         with self._begin() as connection:
             return _fetch_file(connection, sha256, biller, kind)
 
+    def files(
+        self, *, biller: str | None = None, states: Sequence[FileState] | None = None
+    ) -> list[FileRecord]:
+        """Files seen (of one biller, in these states), most recently changed first."""
+        stmt = select(FILES).order_by(FILES.c.updated_at.desc(), FILES.c.id.desc())
+        if biller is not None:
+            stmt = stmt.where(FILES.c.biller == biller)
+        if states is not None:
+            stmt = stmt.where(FILES.c.state.in_([FileState(s).value for s in states]))
+        with self._begin() as connection:
+            rows = connection.execute(stmt).mappings().all()
+        return [_file_record(row) for row in rows]
+
     def record_file(
         self,
         *,
@@ -96,8 +118,9 @@ class RecordsMixin(LedgerBase):
         biller: str,
         kind: str,
         run_id: str | None,
-        state: str,
+        state: FileState,
         report_path: str | None = None,
+        generation: int = 0,
     ) -> FileRecord:
         """Record a file seen (or, seen before, what this run made of it; first-seen date kept)."""
         _check_sha256(sha256)
@@ -112,10 +135,11 @@ class RecordsMixin(LedgerBase):
             "size": size,
             "folder": folder,
             "run_id": run_id,
-            "state": state,
+            "state": FileState(state).value,
             "report_path": report_path,
             "created_at": now,
             "updated_at": now,
+            "generation": generation,
         }
         with self._begin() as connection:
             upsert(connection, FILES, [row], ["sha256", "biller", "kind"], _FILE_UPDATES)
@@ -129,17 +153,20 @@ class RecordsMixin(LedgerBase):
         *,
         biller: str,
         kind: str,
-        state: str,
+        state: FileState,
         report_path: str | None = None,
         run_id: str | None = None,
+        generation: int | None = None,
     ) -> FileRecord:
-        """Change a recorded file's state (and report path or run, when given)."""
+        """Change a recorded file's state (and report path, run or generation, when given)."""
         _check_sha256(sha256)
-        values: dict[str, Any] = {"state": state, "updated_at": self._now()}
+        values: dict[str, Any] = {"state": FileState(state).value, "updated_at": self._now()}
         if report_path is not None:
             values["report_path"] = report_path
         if run_id is not None:
             values["run_id"] = run_id
+        if generation is not None:
+            values["generation"] = generation
         where = (FILES.c.sha256 == sha256, FILES.c.biller == biller, FILES.c.kind == kind)
         with self._begin() as connection:
             connection.execute(update(FILES).where(*where).values(**values))
@@ -208,9 +235,13 @@ def _fetch_file(connection: Connection, sha256: str, biller: str, kind: str) -> 
         FILES.c.sha256 == sha256, FILES.c.biller == biller, FILES.c.kind == kind
     )
     row = connection.execute(stmt).mappings().one_or_none()
-    if row is None:
-        return None
-    return FileRecord(**{k: v for k, v in row.items() if k != "id"})
+    return None if row is None else _file_record(row)
+
+
+def _file_record(row: RowMapping) -> FileRecord:
+    fields = {k: v for k, v in row.items() if k != "id"}
+    fields["state"] = FileState(fields["state"])
+    return FileRecord(**fields)
 
 
 def _item(row: RowMapping) -> ItemOutcome:

@@ -15,6 +15,10 @@ class LedgerSchemaError(LedgerError):
     """The database has no ledger schema, or an older or newer one than this billops."""
 
 
+class LedgerReplaced(LedgerError):
+    """The ledger a run started with is gone or was replaced by another one during the run."""
+
+
 class LedgerConflict(LedgerError):
     """The same idempotency key was recorded for a different request."""
 

@@ -3,6 +3,11 @@
 No ``alembic.ini`` is needed: the configuration is built here, and ``billops db upgrade`` (also run
 by ``billops setup``, and by :class:`~ledger.Ledger` on opening) calls :func:`upgrade_database`.
 
+Each job adds its tables in a migration of its own that revises the migration it builds on (most
+revise ``0001``), so the migrations may form several independent branches: the schema's revision
+is then the sorted set of branch heads joined by ``+`` (``0003+0005``), and an upgrade goes to every
+head. A later merge migration may join the branches; nothing here depends on there being one head.
+
 The version table is ``ledger_alembic_version``, not Alembic's default, so the ledger can share a
 PostgreSQL database with other Alembic users (a Prefect server keeps its own ``alembic_version``).
 
@@ -45,12 +50,20 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+REVISION_SEPARATOR = "+"
+
+
+def _label(heads: tuple[str, ...] | list[str]) -> str | None:
+    """One printable revision for a set of branch heads (None for none)."""
+    return REVISION_SEPARATOR.join(sorted(heads)) or None
+
+
 def head_revision() -> str:
-    """The newest migration this billops ships."""
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    if head is None:
+    """The newest schema this billops ships: its migrations' heads, joined by ``+``."""
+    label = _label(ScriptDirectory.from_config(alembic_config()).get_heads())
+    if label is None:
         raise LedgerSchemaError(f"no ledger migrations found in {MIGRATIONS}")
-    return head
+    return label
 
 
 def upgrade_database(url: str) -> None:
@@ -103,7 +116,7 @@ def upgrade_engine(engine: Engine) -> None:
             return
         _check_known(current, engine)
         try:
-            command.upgrade(alembic_config(connection), "head")
+            command.upgrade(alembic_config(connection), "heads")
         except DBAPIError as exc:
             connection.rollback()
             raise LedgerSchemaError(
@@ -138,7 +151,7 @@ def connect(engine: Engine) -> Iterator[Connection]:
 
 def _revision(connection: Connection) -> str | None:
     context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
-    return context.get_current_revision()
+    return _label(context.get_current_heads())
 
 
 def _lock_for_migration(connection: Connection) -> None:
@@ -152,7 +165,9 @@ def _check_known(current: str | None, engine: Engine) -> None:
     if current is None:
         return
     try:
-        ScriptDirectory.from_config(alembic_config()).get_revision(current)
+        script = ScriptDirectory.from_config(alembic_config())
+        for revision in current.split(REVISION_SEPARATOR):
+            script.get_revision(revision)
     except CommandError:
         raise LedgerSchemaError(
             f"the ledger at {safe_url(engine.url)} is at schema revision {current!r}, which this "

@@ -9,7 +9,7 @@ from typing import Any
 
 
 class OperationState(StrEnum):
-    """Where one write to the service stands (ARCHITECTURE rule 3).
+    """Where one write to the service stands (``docs/conventions.md`` §6 Writes).
 
     ``intended``: recorded, not sent. ``sent``: a worker has claimed it and sent (or is sending)
     it; ``remote_id`` is set once the service's answer named the job or resource. ``confirmed`` and
@@ -30,6 +30,15 @@ class OperationState(StrEnum):
 
 
 UNSETTLED_STATES = (OperationState.INTENDED, OperationState.SENT, OperationState.UNKNOWN)
+
+
+class FileState(StrEnum):
+    """What became of an input file: being imported, imported (whole or the good rows), or
+    rejected (nothing of it was sent)."""
+
+    IMPORTING = "importing"
+    IMPORTED = "imported"
+    REJECTED = "rejected"
 
 
 @dataclass(frozen=True)
@@ -85,7 +94,8 @@ class ItemOutcome:
 class FileRecord:
     """An input file the ledger has seen (by content), and what became of it.
 
-    ``created_at`` is when it was first recorded; ``run_id`` the run that last processed it.
+    ``created_at`` is when it was first recorded; ``run_id`` the run that last processed it;
+    ``generation`` counts the times it was imported again on purpose.
     """
 
     sha256: str
@@ -95,10 +105,11 @@ class FileRecord:
     biller: str
     kind: str
     run_id: str | None
-    state: str
+    state: FileState
     report_path: str | None
     created_at: datetime
     updated_at: datetime
+    generation: int = 0
 
 
 @dataclass(frozen=True)

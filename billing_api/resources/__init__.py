@@ -1,45 +1,25 @@
-"""One namespace per contract tag, in a blocking and an async flavour (``client.<tag>``).
+"""One namespace per contract tag (``client.<tag>``).
 
-Each module builds its operations' requests once (plain builder functions) and derives both
-flavours from them; see :mod:`billing_api.resources._core`.
+Each module builds its operations' requests with plain builder functions and binds them as
+methods; see :mod:`billing_api.resources._core`.
 """
 
-from billing_api.resources.biller import AsyncBillerResource, BillerResource
-from billing_api.resources.cards_on_file import AsyncCardsOnFile, CardsOnFile
-from billing_api.resources.catalogs import AsyncCatalogs, Catalogs
-from billing_api.resources.customer_autopilot_settings import (
-    AsyncCustomerAutopilotSettings,
-    CustomerAutopilotSettings,
-)
-from billing_api.resources.customers import AsyncCustomers, Customers
-from billing_api.resources.invoices import AsyncInvoices, Invoices
-from billing_api.resources.mandates import AsyncMandates, Mandates
-from billing_api.resources.oauth import AsyncOAuth, OAuth
-from billing_api.resources.payment_requests import AsyncPaymentRequests, PaymentRequests
-from billing_api.resources.payments import AsyncPayments, Payments
-from billing_api.resources.recurring_invoices import AsyncRecurringInvoices, RecurringInvoices
-from billing_api.resources.recurring_payment_requests import (
-    AsyncRecurringPaymentRequests,
-    RecurringPaymentRequests,
-)
-from billing_api.resources.webhooks import AsyncWebhooks, Webhooks
-from billing_api.resources.workflows import AsyncWorkflows, Workflows
+from billing_api.resources.biller import BillerResource
+from billing_api.resources.cards_on_file import CardsOnFile
+from billing_api.resources.catalogs import Catalogs
+from billing_api.resources.customer_autopilot_settings import CustomerAutopilotSettings
+from billing_api.resources.customers import Customers
+from billing_api.resources.invoices import Invoices
+from billing_api.resources.mandates import Mandates
+from billing_api.resources.oauth import OAuth
+from billing_api.resources.payment_requests import PaymentRequests
+from billing_api.resources.payments import Payments
+from billing_api.resources.recurring_invoices import RecurringInvoices
+from billing_api.resources.recurring_payment_requests import RecurringPaymentRequests
+from billing_api.resources.webhooks import Webhooks
+from billing_api.resources.workflows import Workflows
 
 __all__ = [
-    "AsyncBillerResource",
-    "AsyncCardsOnFile",
-    "AsyncCatalogs",
-    "AsyncCustomerAutopilotSettings",
-    "AsyncCustomers",
-    "AsyncInvoices",
-    "AsyncMandates",
-    "AsyncOAuth",
-    "AsyncPaymentRequests",
-    "AsyncPayments",
-    "AsyncRecurringInvoices",
-    "AsyncRecurringPaymentRequests",
-    "AsyncWebhooks",
-    "AsyncWorkflows",
     "BillerResource",
     "CardsOnFile",
     "Catalogs",

@@ -2,14 +2,15 @@
 
 Each operation is a *builder*: a plain function taking the method's arguments and returning a
 :class:`Call` (operation id, path/query/body, and how to decode the answer) or a :class:`ListCall`
-(for paged lists). The sync and async namespaces are generated from the same builders by
-:func:`sync_op` / :func:`async_op` / :func:`sync_list` / :func:`async_list`, which keep the
-builder's signature and docstring for type checkers and ``help()``.
+(for paged lists). The namespaces' methods are made from the builders by :func:`sync_op` /
+:func:`sync_list`, which keep the builder's signature and docstring for type checkers and
+``help()``.
 
-Money sent to the service (Conventions §7): payment-request, payment and item amounts are JSON
-numbers. A ``Decimal`` is sent as an ``int`` when whole, otherwise as the ``float`` whose shortest
-repr (what ``json.dumps`` writes) is exactly the Decimal's digits; an amount that a float cannot
-carry exactly (more than ~15 significant digits) is refused instead of being rounded silently.
+Money sent to the service (contract convention 7): payment-request, payment and item
+amounts are JSON numbers. A ``Decimal`` is sent as an ``int`` when whole, otherwise as the
+``float`` whose shortest repr (what ``json.dumps`` writes) is exactly the Decimal's digits; an
+amount that a float cannot carry exactly (more than ~15 significant digits) is refused instead of
+being rounded silently.
 Amount arguments must be ``Decimal``, ``int`` or a decimal string, never ``float``, and have at
 most 2 decimal places (pounds to the penny).
 """
@@ -17,7 +18,7 @@ most 2 decimal places (pounds to the penny).
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -28,18 +29,15 @@ import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from billing_api._base_client import AsyncAPIClient, SyncAPIClient
+from billing_api._base_client import SyncAPIClient
 from billing_api._base_request import operation_for, parse_json_body
 from billing_api._exceptions import UnexpectedResponse
-from billing_api._pagination import AsyncPager, SyncPager
+from billing_api._pagination import SyncPager
 
 __all__ = [
-    "AsyncResource",
     "Call",
     "ListCall",
     "SyncResource",
-    "async_list",
-    "async_op",
     "body",
     "bytes_call",
     "camel_keys",
@@ -74,7 +72,7 @@ class Call(Generic[T]):
     headers: Mapping[str, str] | None = None
 
     def request_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments of ``SyncAPIClient.request`` (and the async twin)."""
+        """The keyword arguments of ``SyncAPIClient.request``."""
         return {
             "path_params": self.path_params,
             "params": self.params,
@@ -244,7 +242,7 @@ def money(value: Decimal | int | str, field: str) -> Decimal:
     return amount
 
 
-# --- sync and async namespaces from the same builders --------------------------------------------
+# --- namespaces' methods from the builders --------------------------------------------
 
 
 class SyncResource:
@@ -257,27 +255,6 @@ class SyncResource:
         return call.decode(self._client.request(call.operation_id, **call.request_kwargs()))
 
     def _pages(self, call: ListCall[T]) -> SyncPager[T]:
-        return self._client.paginate(
-            call.operation_id,
-            items_key=call.items_key,
-            parse=call.parse,
-            path_params=call.path_params,
-            params=call.params,
-            page_size=call.page_size,
-        )
-
-
-class AsyncResource:
-    """Base of the asynchronous namespaces."""
-
-    def __init__(self, client: AsyncAPIClient) -> None:
-        self._client = client
-
-    async def _send(self, call: Call[T]) -> T:
-        response = await self._client.request(call.operation_id, **call.request_kwargs())
-        return call.decode(response)
-
-    def _pages(self, call: ListCall[T]) -> AsyncPager[T]:
         return self._client.paginate(
             call.operation_id,
             items_key=call.items_key,
@@ -304,18 +281,6 @@ def _named(method: F, builder: Callable[..., Any]) -> F:
     return method
 
 
-def async_op(
-    builder: Callable[P, Call[T]],
-) -> Callable[Concatenate[AsyncResource, P], Awaitable[T]]:
-    """A coroutine method sending what ``builder`` builds."""
-
-    @functools.wraps(builder)
-    async def method(self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return await self._send(builder(*args, **kwargs))
-
-    return _named(method, builder)
-
-
 def sync_list(
     builder: Callable[P, ListCall[T]],
 ) -> Callable[Concatenate[SyncResource, P], SyncPager[T]]:
@@ -323,18 +288,6 @@ def sync_list(
 
     @functools.wraps(builder)
     def method(self: SyncResource, /, *args: P.args, **kwargs: P.kwargs) -> SyncPager[T]:
-        return self._pages(builder(*args, **kwargs))
-
-    return _named(method, builder)
-
-
-def async_list(
-    builder: Callable[P, ListCall[T]],
-) -> Callable[Concatenate[AsyncResource, P], AsyncPager[T]]:
-    """A method returning an async iterator over every item (pages fetched concurrently)."""
-
-    @functools.wraps(builder)
-    def method(self: AsyncResource, /, *args: P.args, **kwargs: P.kwargs) -> AsyncPager[T]:
         return self._pages(builder(*args, **kwargs))
 
     return _named(method, builder)

@@ -6,17 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     json_value,
     model_call,
     sync_op,
 )
 from billing_api.types import Biller
 
-__all__ = ["AsyncBillerResource", "BillerResource"]
+__all__ = ["BillerResource"]
 
 
 def retrieve() -> Call[Biller]:
@@ -45,10 +43,3 @@ class BillerResource(SyncResource):
 
     retrieve = sync_op(retrieve)
     update = sync_op(update)
-
-
-class AsyncBillerResource(AsyncResource):
-    """The biller (async)."""
-
-    retrieve = async_op(retrieve)
-    update = async_op(update)

@@ -6,12 +6,9 @@ from collections.abc import Sequence
 
 from billing_api.resources._common import Sort
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     ListCall,
     SyncResource,
-    async_list,
-    async_op,
     body,
     list_call,
     model_call,
@@ -21,7 +18,7 @@ from billing_api.resources._core import (
 )
 from billing_api.types import CardOnFile, CardOnFileRequestResult, CardOnFileStatus
 
-__all__ = ["AsyncCardsOnFile", "CardsOnFile"]
+__all__ = ["CardsOnFile"]
 
 
 def list_(
@@ -69,11 +66,3 @@ class CardsOnFile(SyncResource):
     list = sync_list(list_)
     remove = sync_op(remove)
     request = sync_op(request)
-
-
-class AsyncCardsOnFile(AsyncResource):
-    """Saved cards (async)."""
-
-    list = async_list(list_)
-    remove = async_op(remove)
-    request = async_op(request)

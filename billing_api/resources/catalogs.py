@@ -6,17 +6,15 @@ from collections.abc import Sequence
 
 from billing_api.resources._common import Sort
 from billing_api.resources._core import (
-    AsyncResource,
     ListCall,
     SyncResource,
-    async_list,
     list_call,
     query,
     sync_list,
 )
 from billing_api.types import CatalogItem, TaxRate
 
-__all__ = ["AsyncCatalogs", "Catalogs"]
+__all__ = ["Catalogs"]
 
 
 def list_tax_rates(
@@ -54,10 +52,3 @@ class Catalogs(SyncResource):
 
     list_tax_rates = sync_list(list_tax_rates)
     list_items = sync_list(list_items)
-
-
-class AsyncCatalogs(AsyncResource):
-    """Catalogues (async)."""
-
-    list_tax_rates = async_list(list_tax_rates)
-    list_items = async_list(list_items)

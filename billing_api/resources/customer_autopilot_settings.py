@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     body,
     model_call,
     no_content_call,
@@ -14,7 +12,7 @@ from billing_api.resources._core import (
 )
 from billing_api.types import AutopilotSettings
 
-__all__ = ["AsyncCustomerAutopilotSettings", "CustomerAutopilotSettings"]
+__all__ = ["CustomerAutopilotSettings"]
 
 
 def retrieve(customer_id: str) -> Call[AutopilotSettings]:
@@ -49,11 +47,3 @@ class CustomerAutopilotSettings(SyncResource):
     retrieve = sync_op(retrieve)
     upsert = sync_op(upsert)
     delete = sync_op(delete)
-
-
-class AsyncCustomerAutopilotSettings(AsyncResource):
-    """Autopilot settings (async)."""
-
-    retrieve = async_op(retrieve)
-    upsert = async_op(upsert)
-    delete = async_op(delete)

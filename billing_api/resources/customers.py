@@ -8,12 +8,9 @@ from typing import Any
 
 from billing_api.resources._common import MethodsArg, Sort
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     ListCall,
     SyncResource,
-    async_list,
-    async_op,
     body,
     list_call,
     model_call,
@@ -34,7 +31,7 @@ from billing_api.types import (
     Person,
 )
 
-__all__ = ["AsyncCustomers", "Customers"]
+__all__ = ["Customers"]
 
 People = Sequence[Person | Mapping[str, Any]] | None
 Addresses = Sequence[Address | Mapping[str, Any]] | None
@@ -225,17 +222,3 @@ class Customers(SyncResource):
     upsert_payment_settings = sync_op(upsert_payment_settings)
     retrieve_workflow_settings = sync_op(retrieve_workflow_settings)
     retrieve_payment_settings = sync_op(retrieve_payment_settings)
-
-
-class AsyncCustomers(AsyncResource):
-    """Customers (async)."""
-
-    list = async_list(list_)
-    create = async_op(create)
-    update = async_op(update)
-    update_by_id = async_op(update_by_id)
-    retrieve = async_op(retrieve)
-    upsert_workflow_settings = async_op(upsert_workflow_settings)
-    upsert_payment_settings = async_op(upsert_payment_settings)
-    retrieve_workflow_settings = async_op(retrieve_workflow_settings)
-    retrieve_payment_settings = async_op(retrieve_payment_settings)

@@ -9,12 +9,9 @@ from typing import Any
 
 from billing_api.resources._common import CustomerArg, MethodsArg, Sort, customer_ref, methods_body
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     ListCall,
     SyncResource,
-    async_list,
-    async_op,
     body,
     bytes_call,
     list_call,
@@ -37,7 +34,7 @@ from billing_api.types import (
     ItemsTaxType,
 )
 
-__all__ = ["AsyncInvoices", "Invoices"]
+__all__ = ["Invoices"]
 
 Items = Sequence[InvoiceItemInput | Mapping[str, Any]]
 PlanArg = InstalmentPlanDetails | Mapping[str, Any] | None
@@ -221,19 +218,3 @@ class Invoices(SyncResource):
     retrieve_file = sync_op(retrieve_file)
     pause_collection = sync_op(pause_collection)
     resume_collection = sync_op(resume_collection)
-
-
-class AsyncInvoices(AsyncResource):
-    """Invoices (async)."""
-
-    list = async_list(list_)
-    create = async_op(create)
-    retrieve = async_op(retrieve)
-    update = async_op(update)
-    void = async_op(void)
-    mark_as_paid = async_op(mark_as_paid)
-    activate = async_op(activate)
-    preview_instalments = async_op(preview_instalments)
-    retrieve_file = async_op(retrieve_file)
-    pause_collection = async_op(pause_collection)
-    resume_collection = async_op(resume_collection)

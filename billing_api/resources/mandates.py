@@ -6,12 +6,9 @@ from collections.abc import Sequence
 
 from billing_api.resources._common import Sort
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     ListCall,
     SyncResource,
-    async_list,
-    async_op,
     body,
     list_call,
     model_call,
@@ -21,7 +18,7 @@ from billing_api.resources._core import (
 )
 from billing_api.types import Mandate, MandateStatus
 
-__all__ = ["AsyncMandates", "Mandates"]
+__all__ = ["Mandates"]
 
 
 def list_(
@@ -92,14 +89,3 @@ class Mandates(SyncResource):
     retrieve = sync_op(retrieve)
     cancel = sync_op(cancel)
     reinstate = sync_op(reinstate)
-
-
-class AsyncMandates(AsyncResource):
-    """Direct-debit mandates (async)."""
-
-    list = async_list(list_)
-    list_for_customer = async_list(list_for_customer)
-    create = async_op(create)
-    retrieve = async_op(retrieve)
-    cancel = async_op(cancel)
-    reinstate = async_op(reinstate)

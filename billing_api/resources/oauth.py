@@ -12,10 +12,8 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     body,
     model_call,
     no_content_call,
@@ -24,7 +22,7 @@ from billing_api.resources._core import (
 )
 from billing_api.types import AppAuthorization, AuthorizeResponse, OAuthTokenResponse
 
-__all__ = ["AsyncOAuth", "OAuth"]
+__all__ = ["OAuth"]
 
 
 def _reveal(value: str | SecretStr | None) -> str | None:
@@ -114,12 +112,3 @@ class OAuth(SyncResource):
     revoke = sync_op(revoke)
     authorize = sync_op(authorize)
     get_authorization = sync_op(get_authorization)
-
-
-class AsyncOAuth(AsyncResource):
-    """OAuth operations (async)."""
-
-    token = async_op(token)
-    revoke = async_op(revoke)
-    authorize = async_op(authorize)
-    get_authorization = async_op(get_authorization)

@@ -11,12 +11,9 @@ from typing import Any
 
 from billing_api.resources._common import CustomerArg, MethodsArg, Sort, customer_ref, methods_body
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     ListCall,
     SyncResource,
-    async_list,
-    async_op,
     body,
     list_call,
     model_call,
@@ -41,7 +38,7 @@ from billing_api.types import (
     parse_money,
 )
 
-__all__ = ["AsyncPaymentRequests", "PaymentRequests"]
+__all__ = ["PaymentRequests"]
 
 DistributionArg = Distribution | Mapping[str, Any] | None
 
@@ -301,23 +298,3 @@ class PaymentRequests(SyncResource):
     list_bulk_import_items = sync_list(list_bulk_import_items)
     pause_collection = sync_op(pause_collection)
     resume_collection = sync_op(resume_collection)
-
-
-class AsyncPaymentRequests(AsyncResource):
-    """Payment requests (async)."""
-
-    list = async_list(list_)
-    create = async_op(create)
-    retrieve = async_op(retrieve)
-    update = async_op(update)
-    void = async_op(void)
-    mark_as_paid = async_op(mark_as_paid)
-    cancel = async_op(cancel)
-    cancel_collection_on_failure = async_op(cancel_collection_on_failure)
-    activate = async_op(activate)
-    update_distribution = async_op(update_distribution)
-    bulk_import = async_op(bulk_import)
-    retrieve_bulk_import = async_op(retrieve_bulk_import)
-    list_bulk_import_items = async_list(list_bulk_import_items)
-    pause_collection = async_op(pause_collection)
-    resume_collection = async_op(resume_collection)

@@ -5,10 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     body,
     model_call,
     money,
@@ -16,7 +14,7 @@ from billing_api.resources._core import (
 )
 from billing_api.types import PaymentImportResponse
 
-__all__ = ["AsyncPayments", "Payments"]
+__all__ = ["Payments"]
 
 
 def import_payment(
@@ -35,9 +33,3 @@ class Payments(SyncResource):
     """Payments (blocking)."""
 
     import_payment = sync_op(import_payment)
-
-
-class AsyncPayments(AsyncResource):
-    """Payments (async)."""
-
-    import_payment = async_op(import_payment)

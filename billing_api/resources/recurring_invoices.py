@@ -6,10 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     body,
     model_call,
     no_content_call,
@@ -17,7 +15,7 @@ from billing_api.resources._core import (
 )
 from billing_api.types import RecurringInvoice, RecurringInvoiceDetails, ScheduleCadence
 
-__all__ = ["AsyncRecurringInvoices", "RecurringInvoices"]
+__all__ = ["RecurringInvoices"]
 
 CadenceArg = ScheduleCadence | Mapping[str, Any]
 DetailsArg = RecurringInvoiceDetails | Mapping[str, Any]
@@ -70,14 +68,3 @@ class RecurringInvoices(SyncResource):
     delete = sync_op(delete)
     cancel = sync_op(cancel)
     activate = sync_op(activate)
-
-
-class AsyncRecurringInvoices(AsyncResource):
-    """Recurring invoices (async)."""
-
-    create = async_op(create)
-    retrieve = async_op(retrieve)
-    update = async_op(update)
-    delete = async_op(delete)
-    cancel = async_op(cancel)
-    activate = async_op(activate)

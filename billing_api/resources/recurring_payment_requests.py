@@ -6,10 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     body,
     model_call,
     no_content_call,
@@ -21,7 +19,7 @@ from billing_api.types import (
     ScheduleCadence,
 )
 
-__all__ = ["AsyncRecurringPaymentRequests", "RecurringPaymentRequests"]
+__all__ = ["RecurringPaymentRequests"]
 
 CadenceArg = ScheduleCadence | Mapping[str, Any]
 DetailsArg = RecurringPaymentRequestDetails | Mapping[str, Any]
@@ -72,13 +70,3 @@ class RecurringPaymentRequests(SyncResource):
     update = sync_op(update)
     delete = sync_op(delete)
     cancel = sync_op(cancel)
-
-
-class AsyncRecurringPaymentRequests(AsyncResource):
-    """Recurring payment requests (async)."""
-
-    create = async_op(create)
-    retrieve = async_op(retrieve)
-    update = async_op(update)
-    delete = async_op(delete)
-    cancel = async_op(cancel)

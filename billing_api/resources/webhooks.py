@@ -14,10 +14,8 @@ from pydantic import SecretStr
 
 from billing_api._base_request import operation_for, parse_json_body
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     body,
     model_call,
     no_content_call,
@@ -32,7 +30,7 @@ from billing_api.types import (
     WebhookSecret,
 )
 
-__all__ = ["AsyncWebhooks", "Webhooks"]
+__all__ = ["Webhooks"]
 
 Kinds = Sequence[WebhookEventKind | str]
 Credentials = Mapping[str, str | SecretStr] | None
@@ -145,15 +143,3 @@ class Webhooks(SyncResource):
     delete = sync_op(delete)
     generate_signing_secret = sync_op(generate_signing_secret)
     set_target_auth = sync_op(set_target_auth)
-
-
-class AsyncWebhooks(AsyncResource):
-    """Webhook subscriptions (async)."""
-
-    create = async_op(create)
-    list = async_op(list_)
-    retrieve = async_op(retrieve)
-    update = async_op(update)
-    delete = async_op(delete)
-    generate_signing_secret = async_op(generate_signing_secret)
-    set_target_auth = async_op(set_target_auth)

@@ -6,17 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from billing_api.resources._core import (
-    AsyncResource,
     Call,
     SyncResource,
-    async_op,
     body,
     model_call,
     sync_op,
 )
 from billing_api.types import EntityRef, Workflow, WorkflowEvent, WorkflowType
 
-__all__ = ["AsyncWorkflows", "Workflows"]
+__all__ = ["Workflows"]
 
 RefArg = EntityRef | Mapping[str, Any] | None
 
@@ -48,9 +46,3 @@ class Workflows(SyncResource):
     """Workflows (blocking)."""
 
     upsert = sync_op(upsert)
-
-
-class AsyncWorkflows(AsyncResource):
-    """Workflows (async)."""
-
-    upsert = async_op(upsert)

@@ -1,15 +1,16 @@
 """Building blocks of the models: the base model, money, lenient timestamps, extensible enums.
 
 - :class:`ApiModel`: snake_case attributes, the contract's camelCase names as aliases, unknown
-  fields kept (``extra="allow"``, Conventions §11).
+  fields kept (``extra="allow"``, contract convention 11).
 - :data:`Money`: a ``Decimal`` read from a JSON string (invoice aggregates) or a JSON number
-  (payment requests, payments, items); never a float inside (Conventions §7).
+  (payment requests, payments, items); never a float inside (contract convention 7).
 - :data:`Timestamp`: an aware UTC ``datetime`` read leniently from every format the real service
-  has been seen sending (service-facts §1): ``...Z``, ``+00:00``, a literal ``UTC`` suffix, no zone
-  at all (taken as UTC) and UNIX epoch milliseconds.
+  has been seen sending (docs/service.md §4 Timestamps and dates): ``...Z``, ``+00:00``, a
+  literal ``UTC`` suffix, no zone at all (taken as UTC) and UNIX epoch milliseconds.
 - :class:`ExtensibleEnum`: a ``str`` enum that accepts values it does not know (status enums are
-  non-exclusive, Conventions §10): an unknown value becomes a pseudo-member named ``UNKNOWN``
-  whose value is the raw string, so it compares equal to it and serialises back unchanged.
+  non-exclusive, contract convention 10): an unknown value becomes a pseudo-member named
+  ``UNKNOWN`` whose value is the raw string, so it compares equal to it and serialises back
+  unchanged.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def parse_timestamp(value: object) -> datetime:
             raise ValueError(f"not a timestamp: {value!r} (both an offset and a UTC suffix)")
     else:
         raise ValueError(f"a timestamp must be a string or a number, got {type(value).__name__}")
-    # A missing zone means UTC (Conventions §8: the service's zone-less values are UTC).
+    # A missing zone means UTC (contract convention 8: the service's zone-less values are
+    # UTC).
     if stamp.tzinfo is None:
         return stamp.replace(tzinfo=UTC)
     return stamp.astimezone(UTC)

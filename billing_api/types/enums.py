@@ -32,7 +32,7 @@ __all__ = [
 
 
 class InvoiceStatus(ExtensibleEnum):
-    """Invoice status (service-facts §3.1); non-exclusive."""
+    """Invoice status (docs/service.md §7.1 Invoices); non-exclusive."""
 
     DRAFT = "DRAFT"
     UNPAID = "UNPAID"
@@ -91,7 +91,7 @@ class CardOnFileStatus(ExtensibleEnum):
 
 
 class CollectionMethod(ExtensibleEnum):
-    """A collection method that can be paused and resumed (Conventions §12)."""
+    """A collection method that can be paused and resumed (contract convention 12)."""
 
     AUTO_COLLECT = "AUTO_COLLECT"
     ON_DEMAND = "ON_DEMAND"

@@ -1,4 +1,4 @@
-"""Webhook event payloads (the contract's ``webhooks`` section, service-facts §8).
+"""Webhook event payloads (contract convention 14, docs/service.md §11.3 Payloads).
 
 Payloads are thin (ids only) and come in two shapes: the documented one names the entity
 (``{type, eventId, billerId, userId, invoiceId}``), a newer one sends ``sourceEntityId`` instead,
