@@ -1,2 +1,2 @@
-"""Prefect flows: composition only, each flow's docstring tells the job's story in the UI.
-Filled in by the job issues."""
+"""Prefect flows: composition only. Each flow reads as its job's story (the work is in ``tasks``),
+and its docstring tells that story in the UI. ``nightly`` runs one subflow per job per biller."""

@@ -1,111 +1,181 @@
-"""The nightly run: for every biller, settle what earlier runs left open.
+"""The nightly run: a coordinator that gives every biller a night of its own.
 
-Later jobs (bank files, payouts, pausing delinquent customers) join here. Billers run in parallel
-(bounded) and independently: one biller's failure is reported and the others carry on; the run
-fails at the end, after the summary table is written, when any biller failed.
+Each biller's night is one run of ``nightly-biller`` (``flows/nightly_biller.py``: its waiting
+bank statements, payout reports and other inbox files, the import jobs left open, the delinquency
+policy, under the biller's limits). Where the per-biller deployment exists and its work pool has
+a worker online, each night is a child run started through it (``run_deployment``, keyed by
+biller and night), so the pool spreads the billers over every worker on every machine; without
+one (the embedded default, a laptop) the same nights run here, a few at a time.
+
+A biller whose night fails or crashes is tried once more — on another worker when there is one
+— and never stops the others. The summary table (biller, jobs, rows, payments, pauses,
+duration, outcome, attempts, worker) is written at the end; the run then ends ``Billers failed``
+(a failed state) when any biller failed, else under a name that says the night's outcome.
+Started again the same night, it finds the nights already started: those that finished are
+reported, not run again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from datetime import date
+from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import State
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from blocks import BillerCredentials
-from tasks import import_jobs
-from tasks.biller_session import biller_session, open_ledger
-from tasks.payment_request_import import CLAIMS
-from tasks.workers import worker_name
+from flows.nightly_biller import BillerNightFailed, nightly_biller
+from tasks.common.outcome import COMPLETED, PENDING, Outcome, end_run, failed_run
+from tasks.common.reports import publish_table
+from tasks.common.session import all_biller_blocks
+from tasks.nightly.children import Child, Children
+from tasks.nightly.night import (
+    BillerResult,
+    NightSummary,
+    failed_result,
+    night_of,
+    summary_row,
+)
 
-MAX_PARALLEL_BILLERS = 4
+__all__ = ["BillerResult", "NightlyFailed", "nightly"]
 
-
-@dataclass(frozen=True)
-class BillerResult:
-    """One biller's line in the nightly summary."""
-
-    biller: str
-    ok: bool
-    imports_settled: int = 0
-    imports_open: int = 0
-    error: str = ""
+MAX_PARALLEL_BILLERS = 4  # in this process (no work pool): nights at once
+PER_BILLER_DEPLOYMENT = "nightly-biller/nightly-biller"
+WATCH_SECONDS = 2.0
+FAILED = "Billers failed"
+Where = Literal["auto", "workers", "here"]
 
 
 class NightlyFailed(Exception):
     """At least one biller failed; the summary artifact says which and why."""
 
 
-@task(name="nightly-biller", cache_policy=NO_CACHE)
-def nightly_for_biller(block: str) -> BillerResult:
-    """Everything the night does for one biller. Errors become a failed line, not a failed run."""
-    logger = get_run_logger()
-    ledger = open_ledger()
-    try:
-        with biller_session(block, ledger) as session:
-            worker = worker_name()
-            settled = [
-                import_jobs.settle_one(
-                    session.client,
-                    ledger,
-                    op,
-                    import_jobs.PollSettings(),
-                    worker=worker,
-                    claims=CLAIMS,
-                )
-                for op in import_jobs.unsettled_imports(ledger, session.biller_id)
-            ]
-        still_open = sum(op.state not in ("confirmed", "failed") for op in settled)
-        return BillerResult(block, True, len(settled) - still_open, still_open)
-    except Exception as exc:  # one biller's failure must not stop the others
-        logger.error("biller %s failed: %s", block, exc)
-        return BillerResult(block, False, error=f"{type(exc).__name__}: {exc}")
-    finally:
-        ledger.close()
+# --- in this process ------------------------------------------------------------------------
+def _result_of(state: State[Any], block: str, attempt: int) -> BillerResult:
+    data = state.result(raise_on_failure=False)
+    if isinstance(data, BillerResult):
+        return data.with_attempt(attempt, data.worker, data.run_id)
+    if isinstance(data, BillerNightFailed) and data.result is not None:
+        return data.result.with_attempt(attempt, data.result.worker, data.result.run_id)
+    said = f"{state.name}: {state.message}" if state.message else str(state.name)
+    return failed_result(block, said, attempts=attempt, worker="", run_id="")
 
 
-def all_biller_blocks() -> list[str]:
-    """Names of every biller credential block on this Prefect server."""
+@task(name="biller-night", cache_policy=NO_CACHE)
+def night_here(block: str, night: date) -> BillerResult:
+    """One biller's night as a subflow of this run; tried once more if it fails."""
+    result = BillerResult(block, False)
+    for attempt in (1, 2):
+        try:
+            state = nightly_biller(biller=block, night=night, return_state=True)
+        except Exception as exc:  # a crash of the subflow itself: the night said nothing
+            error = f"{type(exc).__name__}: {exc}"
+            result = failed_result(block, error, attempts=attempt, worker="", run_id="")
+        else:
+            result = _result_of(state, block, attempt)
+        if result.ok:
+            return result
+        get_run_logger().warning("%s: attempt %d failed: %s", block, attempt, result.error)
+    return result
+
+
+def _run_here(names: list[str], night: date) -> list[BillerResult]:
+    futures = [night_here.submit(name, night) for name in names]
+    return [future.result() for future in futures]
+
+
+# --- on the workers -------------------------------------------------------------------------
+def _run_on_workers(names: list[str], night: date, deployment: str) -> list[BillerResult]:
+    """Start (or find) each biller's child run, watch them all, retry each failure once."""
+    children = Children(deployment, night)
+    watching: dict[str, Child] = {name: children.first(name) for name in names}
+    results: dict[str, BillerResult] = {}
+    while watching:
+        children.refresh(list(watching.values()))
+        for name, child in list(watching.items()):
+            if not child.final and not children.crash_if_gone(child):
+                continue
+            if child.run.state.is_completed() or child.retried:
+                results[name] = children.result(child)
+                del watching[name]
+            else:
+                watching[name] = children.retry(child)
+        if watching:
+            time.sleep(WATCH_SECONDS)
+    return [results[name] for name in names]
+
+
+def _where(run_billers: Where, deployment: str) -> str:
+    """``workers`` or ``here``, and why (for the log)."""
+    if run_billers != "auto":
+        return run_billers
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.objects import WorkerStatus
+    from prefect.exceptions import ObjectNotFound
 
     with get_client(sync_client=True) as client:
-        documents = client.read_block_documents_by_type(
-            BillerCredentials.get_block_type_slug(), include_secrets=False
-        )
-    return sorted(doc.name for doc in documents if doc.name)
+        try:
+            found = client.read_deployment_by_name(deployment)
+        except ObjectNotFound:
+            return "here"
+        pool = found.work_pool_name
+        if not pool:
+            return "here"
+        workers = client.read_workers_for_work_pool(pool)
+    return "workers" if any(w.status == WorkerStatus.ONLINE for w in workers) else "here"
 
 
 @flow(
     name="nightly",
     task_runner=ThreadPoolTaskRunner(max_workers=MAX_PARALLEL_BILLERS),  # type: ignore[arg-type]
+    log_prints=False,
 )
-def nightly(billers: list[str] | None = None) -> list[BillerResult]:
-    """The nightly run for every biller (or the named credential blocks).
+def nightly(
+    billers: list[str] | None = None,
+    night: date | None = None,
+    run_billers: Where = "auto",
+    per_biller_deployment: str = PER_BILLER_DEPLOYMENT,
+) -> State[Any]:
+    """The nightly run for every biller (or the named credential blocks): one night per biller,
+    on the workers when there are some, a summary table at the end.
 
-    - **billers**: credential block names; empty means every biller credential block.
+    Ends Failed ("Billers failed") when any biller failed after its retry (after writing the
+    summary), so one "Failed" automation covers every biller; otherwise Completed, or Pending
+    when import jobs are still open.
+
+    Args:
+        billers: Names of biller credential blocks to run; leave empty for every biller
+            credential block on this Prefect server.
+        night: The night to run (default today in Europe/London). Each biller's run is keyed by
+            biller and night: run again the same night, finished billers are only reported.
+        run_billers: auto: on the workers when the per-biller deployment exists and a worker of
+            its pool is online, else in this run's process; workers or here to choose.
+        per_biller_deployment: The per-biller deployment (flow/deployment) the children are
+            started through.
     """
+    logger = get_run_logger()
     names = billers or all_biller_blocks()
-    futures = [nightly_for_biller.submit(name) for name in names]
-    results = [future.result() for future in futures]
-    create_table_artifact(
-        [
-            {
-                "biller": r.biller,
-                "status": "ok" if r.ok else "FAILED",
-                "imports settled": r.imports_settled,
-                "imports still open": r.imports_open,
-                "error": r.error,
-            }
-            for r in results
-        ],
+    which = night or night_of()
+    where = _where(run_billers, per_biller_deployment)
+    logger.info("night of %s: %d biller(s), run %s", which, len(names), where)
+    if where == "workers":
+        results = _run_on_workers(names, which, per_biller_deployment)
+    else:
+        results = _run_here(names, which)
+    summary = NightSummary(tuple(results))
+    publish_table(
+        [summary_row(r) for r in results],
         key="nightly-summary",
-        description=f"Nightly run over {len(results)} biller(s)",
+        description=f"Night of {which}: {len(results)} biller(s), run {where}",
     )
-    failed = [r.biller for r in results if not r.ok]
-    if failed:
-        raise NightlyFailed(
-            f"{len(failed)} of {len(results)} biller(s) failed: {', '.join(failed)}"
-        )
-    return results
+    message = summary.message()
+    if summary.failed:
+        logger.error("nightly: %s", message)
+        return failed_run(Outcome(FAILED, message), NightlyFailed(message))
+    outcome = Outcome(
+        PENDING if summary.still_open else COMPLETED, message, attention=bool(summary.still_open)
+    )
+    logger.info("nightly: %s", message)
+    return end_run(outcome, data=results)

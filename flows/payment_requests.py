@@ -2,49 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from prefect import flow, get_run_logger
+from prefect.client.schemas.objects import State
 from prefect.futures import wait
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.approval import require_approval
-from ledger import Ledger
-from tasks import import_jobs
-from tasks.biller_session import BillerSession, biller_session, open_ledger
-from tasks.import_reports import ImportReport, write_reports
-from tasks.payment_request_import import PreparedImport, prepare_import, settle_jobs, submit_chunk
-from tasks.workers import current_run_id, worker_name
+from tasks.common.approval import ApprovalRefused, require_approval
+from tasks.common.outcome import end_run
+from tasks.common.session import BillerSession, open_biller
+from tasks.common.workers import current_run_id
+from tasks.common.write_once import SendBudget
+from tasks.payment_requests.artifacts import publish_import, publish_settled
+from tasks.payment_requests.jobs import Submission
+from tasks.payment_requests.outcome import full_sync_facts, import_outcome, settled_outcome
+from tasks.payment_requests.prepare import ImportOptions, PreparedImport
+from tasks.payment_requests.steps import (
+    prepare_import,
+    settle_jobs,
+    settle_open_imports,
+    submit_chunk,
+)
+from tasks.payment_requests.summary import (
+    ImportStatus,
+    ImportSummary,
+    begin_sending,
+    finish,
+    plan,
+)
 
-FILE_KIND = "payment_requests"
 # Chunks of one biller are processed by the service one after another; four in flight keeps the
 # upload busy without holding many connections (bounded, as every task runner here must be).
 MAX_PARALLEL_CHUNKS = 4
-
-
-@dataclass
-class ImportSummary:
-    """The result of one import run, as the CLI prints it and the UI shows it."""
-
-    file: str
-    biller: str
-    status: Literal["imported", "partial", "rejected", "dry_run", "already_imported", "pending"]
-    run_id: str
-    message: str = ""
-    report: ImportReport | None = None
-    chunks: list[import_jobs.Submission] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """0 ok, 1 failed, 3 finished with rejected or failed rows (2 is the CLI's usage error)."""
-        if self.status in ("imported", "dry_run", "already_imported"):
-            return 0 if self.report is None or self.report.failed_rows == 0 else 3
-        if self.status in ("partial", "rejected"):
-            return 3
-        return 1
 
 
 @flow(
@@ -59,154 +50,98 @@ def import_payment_requests(
     on_bad_rows: Literal["reject_file", "skip"] = "reject_file",
     chunk_size: int = 500,
     delete_missing: bool = False,
-    sheet: str | None = None,
+    sheet: str = "",
     force: bool = False,
-    approved_by: str | None = None,
-    approval_reason: str | None = None,
-) -> ImportSummary:
+) -> State[Any]:
     """Import a CSV or XLSX file of payment requests for one biller.
 
-    - **file**: the file finance dropped (CSV or XLSX; reports are written next to it).
-    - **biller**: the name of the biller's credential block.
-    - **dry_run**: validate and report only; nothing is sent (the default from the UI).
-    - **on_bad_rows**: `reject_file` sends nothing if any row is bad; `skip` imports the good rows.
-    - **chunk_size**: rows per bulk-import job (at most 10,000, the service's limit).
-    - **delete_missing**: full sync — the whole file as one job, deleting payment requests earlier
-      imports created that are not in this file. Needs an approval.
-    - **force**: import a file again even though this exact file was imported before.
+    Ends in a state named for its outcome (Dry run, Completed, Completed with rejections,
+    Rejected, Already imported, Pending, Approval refused); the summary and the report are the
+    run's artifacts. A full sync pauses for an approval form.
+
+    Args:
+        file: Full path of the file on the worker's disk (the machine running this flow, e.g.
+            /srv/billops/inbox/june.csv), CSV or XLSX. The reports are written next to it.
+        biller: Name of the biller's credential block (the list shows those that existed at
+            deploy time; `billops auth login --block NAME` creates one).
+        dry_run: On: check and report only, nothing is sent. Off: send to the service.
+        on_bad_rows: reject_file sends nothing when any row is bad; skip sends the good rows
+            and reports the bad ones.
+        chunk_size: Rows per bulk-import job (1 to 10,000, the service's limit).
+        delete_missing: Full sync: the whole file as one job, deleting the payment requests
+            earlier imports created that are not in this file. Pauses for an approval.
+        sheet: XLSX only: the sheet to read; empty means the first sheet.
+        force: Import again a file whose exact content was imported before.
     """
-    if not 1 <= chunk_size <= 10_000:
-        raise ValueError(f"chunk_size must be between 1 and 10,000 (got {chunk_size})")
-    logger = get_run_logger()
-    ledger = open_ledger()
-    try:
-        with biller_session(biller, ledger) as session:
-            options = ImportOptions(
-                dry_run=dry_run,
-                on_bad_rows=on_bad_rows,
-                chunk_size=chunk_size,
-                delete_missing=delete_missing,
-                sheet=sheet,
-                force=force,
-                approved_by=approved_by,
-                approval_reason=approval_reason,
-            )
-            summary = _import(session, file, options)
-    finally:
-        ledger.close()
-    logger.info(
-        "%s: %s%s", file.name, summary.status, f" — {summary.message}" if summary.message else ""
+    options = ImportOptions(
+        dry_run, on_bad_rows, chunk_size, delete_missing, sheet.strip() or None, force
     )
-    return summary
-
-
-@dataclass(frozen=True)
-class ImportOptions:
-    """The flow's parameters that shape one import (see the flow's docstring)."""
-
-    dry_run: bool
-    on_bad_rows: str
-    chunk_size: int
-    delete_missing: bool
-    sheet: str | None
-    force: bool
-    approved_by: str | None
-    approval_reason: str | None
-
-
-def _import(session: BillerSession, file: Path, options: ImportOptions) -> ImportSummary:
     run_id = current_run_id()
-    prepared = prepare_import(
-        session.client,
-        session.ledger,
-        file=file,
-        biller_id=session.biller_id,
-        sheet=options.sheet,
-        chunk_size=options.chunk_size,
-        whole_file=options.delete_missing,
-    )
-    summary = ImportSummary(file=str(file), biller=session.block, status="dry_run", run_id=run_id)
-    if prepared.seen_before and not options.force:
-        summary.status = "already_imported"
-        summary.message = f"{prepared.seen_before} (--force to import it again)"
-        return summary
-    parsed = prepared.parsed
-    # A bad file is rejected whole by default; with `skip`, only when no row is left to send.
-    rejected = bool(parsed.problems) and (options.on_bad_rows == "reject_file" or not parsed.rows)
-    if options.dry_run or rejected or not parsed.rows:
-        return _report_without_sending(session, prepared, summary, rejected, options.dry_run)
-    if options.delete_missing:
-        require_approval(
+    with open_biller(biller) as session:
+        prepared = prepare_import(session, file, options)
+        decided = plan(prepared, options)
+        if decided.send and delete_missing:
+            try:
+                decision = require_approval(
+                    session.ledger,
+                    action="delete-missing payment requests",
+                    subject=f"{biller}:{file.name}",
+                    consequence="deletes payment requests",
+                    facts=full_sync_facts(prepared),
+                )
+            except ApprovalRefused as exc:
+                refused = ImportSummary(
+                    str(file), biller, ImportStatus.REFUSED, run_id, message=f"{exc}"
+                )
+                return end_run(import_outcome(refused), data=refused)
+            get_run_logger().info("full sync %s", decision.message)
+        budget = SendBudget()  # each chunk sent at most 3 times in this run, first send included
+        chunks = _submit_chunks(session, prepared, run_id, options, budget) if decided.send else []
+        settled = settle_jobs(session, [c.key for c in chunks], budget) if decided.send else []
+        summary = finish(
             session.ledger,
-            action="delete-missing payment requests",
-            subject=f"{session.block}:{file.name}",
-            approved_by=options.approved_by,
-            reason=options.approval_reason,
+            prepared,
+            decided,
+            summary=ImportSummary(str(file), biller, ImportStatus.DRY_RUN, run_id, chunks=chunks),
+            biller_id=session.biller_id,
+            dry_run=dry_run,
+            settled=settled,
+            budget=budget,
+            client=session.client,
         )
-    return _send_and_settle(session, prepared, summary, options.delete_missing)
+    outcome = import_outcome(summary)
+    for chunk in chunks:
+        get_run_logger().info(
+            "chunk %d (%d rows): %s, job %s",
+            chunk.chunk_index,
+            chunk.rows,
+            chunk.state,
+            chunk.job_id or "-",
+        )
+    get_run_logger().info("%s: %s — %s", file.name, outcome.name, outcome.message)
+    publish_import(summary, outcome)
+    return end_run(outcome, data=summary)
 
 
-def _report_without_sending(
+def _submit_chunks(
     session: BillerSession,
     prepared: PreparedImport,
-    summary: ImportSummary,
-    rejected: bool,
-    dry_run: bool,
-) -> ImportSummary:
-    parsed = prepared.parsed
-    summary.report = write_reports(
-        parsed, {}, dry_run=not rejected, sent=False, title=f"Payment requests: {parsed.path.name}"
-    )
-    summary.status = "rejected" if rejected else "dry_run"
-    summary.message = _nothing_sent_message(parsed.problems, rejected, dry_run)
-    if not dry_run:
-        state = "rejected" if rejected else "imported"
-        _record_file(session, prepared, summary.run_id, state, summary.report)
-    return summary
-
-
-def _send_and_settle(
-    session: BillerSession, prepared: PreparedImport, summary: ImportSummary, delete_missing: bool
-) -> ImportSummary:
-    parsed = prepared.parsed
-    _record_file(session, prepared, summary.run_id, "importing", None)
-    summary.chunks = _submit_all(session, prepared, summary.run_id, delete_missing)
-    settled = settle_jobs(
-        session.client,
-        session.ledger,
-        keys=[s.key for s in summary.chunks],
-        worker=worker_name(),
-        poll=import_jobs.PollSettings(),
-    )
-    items = import_jobs.outcomes_by_line(
-        item for op in settled for item in session.ledger.items(op.key)
-    )
-    summary.report = write_reports(
-        parsed, items, dry_run=False, sent=True, title=f"Payment requests: {parsed.path.name}"
-    )
-    finished = all(op.state in ("confirmed", "failed") for op in settled)
-    summary.status = ("partial" if parsed.problems else "imported") if finished else "pending"
-    state = "imported" if finished else "importing"
-    _record_file(session, prepared, summary.run_id, state, summary.report)
-    if not finished:
-        summary.message = "some jobs are still open; `billops run poll-import-jobs` settles them"
-    return summary
-
-
-def _submit_all(
-    session: BillerSession, prepared: PreparedImport, run_id: str, delete_missing: bool
-) -> list[import_jobs.Submission]:
-    worker = worker_name()
+    run_id: str,
+    options: ImportOptions,
+    budget: SendBudget,
+) -> list[Submission]:
+    """One task per chunk, at most ``MAX_PARALLEL_CHUNKS`` in flight."""
+    begin_sending(session.ledger, prepared, biller_id=session.biller_id, run_id=run_id)
     futures = [
         submit_chunk.submit(
-            session.client,
-            session.ledger,
-            biller_id=session.biller_id,
-            chunk=chunk,
+            session,
+            chunk,
             run_id=run_id,
-            worker=worker,
             file_sha256=prepared.parsed.sha256,
-            delete_missing=delete_missing,
+            delete_missing=options.delete_missing,
+            generation=prepared.generation,
+            budget=budget,
+            existed_before=prepared.existed_before,
         )
         for chunk in prepared.chunks
     ]
@@ -216,76 +151,17 @@ def _submit_all(
     return [future.result() for future in futures]
 
 
-def _record_file(
-    session: BillerSession,
-    prepared: PreparedImport,
-    run_id: str,
-    state: str,
-    report: ImportReport | None,
-) -> None:
-    parsed = prepared.parsed
-    report_path = str(report.report_csv) if report is not None else None
-    ledger: Ledger = session.ledger
-    if ledger.file_seen(parsed.sha256, biller=session.biller_id, kind=FILE_KIND) is None:
-        ledger.record_file(
-            sha256=parsed.sha256,
-            name=parsed.path.name,
-            size=parsed.path.stat().st_size,
-            folder=str(parsed.path.parent),
-            biller=session.biller_id,
-            kind=FILE_KIND,
-            run_id=run_id,
-            state=state,
-            report_path=report_path,
-        )
-    else:
-        ledger.update_file(
-            parsed.sha256,
-            biller=session.biller_id,
-            kind=FILE_KIND,
-            state=state,
-            report_path=report_path,
-            run_id=run_id,
-        )
-
-
-def _nothing_sent_message(problems: Sequence[object], rejected: bool, dry_run: bool) -> str:
-    if rejected:
-        return (
-            f"{len(problems)} problem(s) in the file: nothing was sent "
-            "(fix the rows, or use on_bad_rows=skip to import the good ones)"
-        )
-    if dry_run:
-        return "dry run: nothing was sent (--apply to import)"
-    return "no valid rows: nothing was sent"
-
-
 @flow(name="poll-import-jobs", log_prints=False)
-def poll_import_jobs(biller: str) -> list[import_jobs.Submission]:
+def poll_import_jobs(biller: str) -> State[Any]:
     """Settle the bulk-import jobs a biller's earlier runs left open (crashes, timeouts, unknowns).
 
-    - **biller**: the name of the biller's credential block.
+    Args:
+        biller: Name of the biller's credential block.
     """
-    ledger = open_ledger()
-    try:
-        with biller_session(biller, ledger) as session:
-            open_ops = import_jobs.unsettled_imports(ledger, session.biller_id)
-            settled = settle_jobs(
-                session.client,
-                ledger,
-                keys=[op.key for op in open_ops],
-                worker=worker_name(),
-                poll=import_jobs.PollSettings(),
-            )
-    finally:
-        ledger.close()
-    return [
-        import_jobs.Submission(
-            key=op.key,
-            chunk_index=int((op.payload or {}).get("chunk_index", 0)),
-            rows=int((op.payload or {}).get("rows", 0)),
-            state=str(op.state),
-            job_id=op.remote_id,
-        )
-        for op in settled
-    ]
+    with open_biller(biller) as session:
+        settled = settle_open_imports(session)
+    submissions = [Submission.of(op) for op in settled]
+    outcome = settled_outcome(submissions)
+    get_run_logger().info("%s: %s — %s", biller, outcome.name, outcome.message)
+    publish_settled(biller, submissions)
+    return end_run(outcome, data=submissions)

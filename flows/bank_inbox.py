@@ -1,0 +1,102 @@
+"""The nightly's bank step: bank statements waiting in a biller's inbox folder.
+
+For machines where neither ``billops inbox watch`` nor the ``inbox-scan`` deployment takes
+dropped files as they come, the nightly run takes, for each biller, the bank statements waiting
+in its inbox folder(s) (the folders whose ``inbox.yaml`` names its credential block, or which are
+named after it): each is claimed and processed exactly as the inbox processes a file (checked
+against the files the ledger has seen, put away with its reports in ``processed/`` or
+``failed/``). Nobody is there to approve, so exact, full matches are recorded only where the
+biller's bank settings allow it (``auto_apply_exact``, or the folder's ``bank_apply_exact``);
+everything else is reported for a person, as a dry run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.client.schemas.objects import State
+
+from flows.bank_payments import import_bank_payments
+from flows.inbox import DETECTORS
+from tasks.bank_payments import StatementRefused, detect_layout
+from tasks.bank_payments.settings import load_settings
+from tasks.common.outcome import COMPLETED, Outcome, end_run
+from tasks.common.session import open_ledger
+from tasks.common.workers import current_run_id
+from tasks.inbox.claim import claim
+from tasks.inbox.layout import FileKind, Waiting, billers, complete, default_root, waiting_files
+from tasks.inbox.process import JobResult, process_claimed
+from tasks.inbox.settings import InboxSettings, block_of
+
+FAILED = {"rejected", "approval refused", "approval expired"}
+
+
+def _bank(path: Path, block: str, settings: InboxSettings) -> JobResult:
+    """Run the bank job on one statement, unattended (see the module docstring)."""
+    allowed = settings.bank_apply_exact or load_settings(block).auto_apply_exact
+    state = import_bank_payments(
+        file=path, biller=block, dry_run=not allowed, exact_only=allowed, return_state=True
+    )
+    name = str(state.name)
+    failed = not state.is_completed() or name.lower() in FAILED
+    step = "read the report and review files beside it" if failed or not allowed else ""
+    return JobResult(name.lower(), failed, state.message or name, next_step=step)
+
+
+def _is_statement(waiting: Waiting) -> bool:
+    if waiting.kind is not None:
+        return waiting.kind is FileKind.BANK
+    try:
+        detect_layout(waiting.path.read_bytes(), where=waiting.path.name)
+    except (OSError, StatementRefused):
+        return False
+    return True
+
+
+def waiting_statements(root: Path, block: str) -> list[Waiting]:
+    """Complete bank statements waiting in the inbox folders of the biller of ``block``."""
+    found: list[Waiting] = []
+    for folder in billers(root):
+        if block_of(root / folder) != block:
+            continue
+        found.extend(
+            w for w in waiting_files(root, folder) if complete(w.path) and _is_statement(w)
+        )
+    return found
+
+
+@flow(name="import-waiting-bank-statements", log_prints=False)
+def import_waiting_bank_statements(biller: str, root: Path | None = None) -> State[Any]:
+    """The bank statements waiting in one biller's inbox folder, each processed as the inbox
+    does; exact, full matches recorded only where the biller allows it unattended.
+
+    Args:
+        biller: Name of the biller's credential block.
+        root: The inbox root on the worker's disk; empty for `$BILLOPS_HOME/inbox`.
+    """
+    folder = root or default_root()
+    done: list[tuple[str, str]] = []
+    with open_ledger() as ledger:
+        for waiting in waiting_statements(folder, biller):
+            claimed = claim(waiting, folder)
+            if claimed is None:
+                continue  # another process took it
+            try:
+                outcome = process_claimed(
+                    claimed,
+                    ledger,
+                    detectors=DETECTORS,
+                    runners={FileKind.BANK: _bank},
+                    run_id=current_run_id(),
+                )
+            finally:
+                claimed.release()
+            if outcome is not None:
+                done.append((outcome.file, outcome.status))
+    message = f"{len(done)} bank statement(s) from the inbox" + (
+        ": " + ", ".join(f"{name} {status}" for name, status in done) if done else ""
+    )
+    get_run_logger().info(message)
+    return end_run(Outcome(COMPLETED, message), data=done)

@@ -1,0 +1,248 @@
+"""Vectorised parsing of statement cells with Arrow kernels: dates and money, never per row.
+
+A statement can have a million lines, so every cell is parsed by ``pyarrow.compute`` over whole
+columns; Python only looks at the few lines that fail, to say why. Two things keep it fast:
+
+- a column with few distinct values (dates, types, names, references) is worked on once per
+  distinct value (:func:`per_value`, through Arrow's dictionary encoding) and spread back to its
+  rows by index;
+- money in the form nearly every bank writes (``-1234.56``) is recognised by one pattern and
+  read by removing the point; only the other cells (``£1,234.50``, ``(12.50)``, ``12.5``) take the
+  slower, careful path.
+
+Money is kept as whole pennies (``int64``: exact, like :class:`~decimal.Decimal` with two
+places) until a line is reported or sent, where it becomes a ``Decimal`` (``docs/conventions.md``:
+money is exact, in pounds).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+MAX_PENNIES = 10_000_000_000  # £100,000,000: no customer payment comes near it
+_SPACES = " \t\u00a0"
+_PLAIN_MONEY = r"^-?[0-9]{1,13}\.[0-9]{2}$"
+
+
+def encoded(values: pa.Array | pa.ChunkedArray) -> pa.DictionaryArray:
+    """``values`` as a dictionary array (distinct values once, rows as indices)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.DictionaryArray):
+        return values
+    return values.dictionary_encode()
+
+
+def per_value(values: pa.Array | pa.ChunkedArray, fn: Callable[[pa.Array], pa.Array]) -> pa.Array:
+    """``fn`` applied once to each distinct value, one result per row. String results stay
+    dictionary-encoded (the rows share their values); other results are taken by index."""
+    codes = encoded(values)
+    result = fn(codes.dictionary)
+    if pa.types.is_string(result.type) or pa.types.is_large_string(result.type):
+        return pa.DictionaryArray.from_arrays(codes.indices, result)
+    return pc.take(result, codes.indices)
+
+
+def mask(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A boolean Arrow array as numpy (nulls are false)."""
+    filled = pc.fill_null(values, False)
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Plain (not dictionary-encoded) strings."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.DictionaryArray):
+        return values.dictionary_decode()
+    return values
+
+
+def clean_text(values: pa.Array) -> pa.Array:
+    """Trimmed cells, without the apostrophe banks prefix to keep spreadsheets from converting."""
+    trimmed = pc.utf8_trim(values, _SPACES)
+    if not pc.any(pc.starts_with(trimmed, "'")).as_py():
+        return trimmed
+    return pc.utf8_trim(pc.replace_substring_regex(trimmed, pattern=r"^'", replacement=""), _SPACES)
+
+
+def _pad_single_digits(values: pa.Array) -> pa.Array:
+    return pc.replace_substring_regex(
+        values, pattern=r"(^|[^0-9])([0-9])($|[^0-9])", replacement=r"\10\2\3"
+    )
+
+
+def parse_dates(values: pa.Array, formats: Sequence[str]) -> tuple[pa.Array, pa.Array]:
+    """Dates (``date32``, null where unreadable) and the index of the format each line used
+    (-1 for none). A date must read back exactly: ``31/02/2024`` and 2-digit years are refused.
+    Call it through :func:`per_value`: a statement has far fewer distinct dates than lines."""
+    text = pc.utf8_upper(clean_text(values))
+    # Twice: a regex match cannot overlap, so "1/2/2024" needs a second pass for the month.
+    text = _pad_single_digits(_pad_single_digits(text))
+    result: pa.Array = pa.nulls(len(values), pa.date32())
+    used = np.full(len(values), -1, dtype=np.int8)
+    for index, fmt in enumerate(formats):
+        stamps = pc.strptime(text, format=fmt, unit="s", error_is_null=True)
+        back = pc.utf8_upper(pc.strftime(stamps, format=fmt))
+        exact = pc.fill_null(pc.equal(back, text), False)
+        fresh = pc.and_(exact, pc.is_null(result))
+        result = pc.if_else(fresh, pc.cast(stamps, pa.date32()), result)
+        used[mask(fresh)] = index
+    return result, pa.array(used)
+
+
+def _money_pattern(decimal: str, thousands: str | None) -> str:
+    d = re.escape(decimal)
+    if thousands:
+        t = re.escape(thousands)
+        whole = rf"(?:[0-9]{{1,3}}(?:{t}[0-9]{{3}})+|[0-9]{{1,13}})"
+    else:
+        whole = r"[0-9]{1,13}"
+    return rf"^-?{whole}(?:{d}[0-9]{{1,2}})?$"
+
+
+def normalise_money_text(values: pa.Array) -> pa.Array:
+    """Money cells with the marks people and banks add taken off: ``£``, ``GBP``, ``+``, and
+    accounting brackets turned into a minus (``(12.50)`` → ``-12.50``)."""
+    text = pc.utf8_upper(clean_text(values))
+    text = pc.replace_substring_regex(text, pattern=r"\s+", replacement="")
+    text = pc.replace_substring_regex(text, pattern=r"^\((.*)\)$", replacement=r"-\1")
+    text = pc.replace_substring_regex(text, pattern=r"^([-+]?)(?:£|GBP)", replacement=r"\1")
+    text = pc.replace_substring_regex(text, pattern=r"GBP$", replacement="")
+    text = pc.replace_substring_regex(text, pattern=r"^(?:£|GBP)", replacement="")
+    return pc.replace_substring_regex(text, pattern=r"^\+", replacement="")
+
+
+@dataclass(frozen=True)
+class Money:
+    """A money column read: whole pennies, and which cells were readable, empty, or ``-0.00``."""
+
+    pennies: np.ndarray
+    readable: np.ndarray
+    empty: np.ndarray
+    negative_zero: np.ndarray
+
+
+def _pennies_of_plain(values: pa.Array) -> np.ndarray:
+    """``-1234.56`` → -123456 for cells already known to have exactly that shape."""
+    digits = pc.replace_substring(values, ".", "")
+    return np.asarray(pc.cast(digits, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _careful(values: pa.Array, decimal: str, thousands: str | None) -> Money:
+    text = normalise_money_text(values)
+    empty = mask(pc.equal(text, ""))
+    negative_zero = mask(pc.match_substring_regex(text, r"^-0*[.,]?0*$")) & ~empty
+    ok = pc.fill_null(pc.match_substring_regex(text, _money_pattern(decimal, thousands)), False)
+    if thousands:
+        text = pc.replace_substring(text, thousands, "")
+    if decimal != ".":
+        text = pc.replace_substring(text, decimal, ".")
+    text = pc.if_else(ok, text, "0")
+    negative = mask(pc.starts_with(text, "-"))
+    text = pc.replace_substring(text, "-", "")
+    has_point = pc.match_substring(text, ".")
+    text = pc.if_else(has_point, text, pc.binary_join_element_wise(text, ".00", ""))
+    text = pc.replace_substring_regex(text, pattern=r"\.([0-9])$", replacement=r".\10")
+    pennies = _pennies_of_plain(text)
+    return Money(np.where(negative, -pennies, pennies), mask(ok), empty, negative_zero)
+
+
+def _shaped(values: pa.Array) -> Money | None:
+    """The fast path: every cell empty or ``[-]digits.dd`` (the point third from the end, and
+    Arrow's integer cast accepting what is left), else None."""
+    length = np.asarray(pc.binary_length(values).to_numpy(zero_copy_only=False), dtype=np.int64)
+    point = np.asarray(pc.find_substring(values, ".").to_numpy(zero_copy_only=False))
+    empty = length == 0
+    if not ((point == length - 3) & (point > 0) | empty).all():
+        return None
+    digits = pc.replace_substring(values, ".", "")
+    if empty.any():
+        digits = pc.if_else(pa.array(empty), "0", digits)
+    try:
+        pennies = pc.cast(digits, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    result = np.asarray(pennies.to_numpy(zero_copy_only=False), dtype=np.int64)
+    # A sign before the point alone ("-.50") is for the careful path to name; only cells with
+    # the point second can be one, and only a zero can be "-0.00": both are few.
+    if _starting_with_sign(values, np.flatnonzero(point == 1)).any():
+        return None
+    negative_zero = np.zeros(len(result), dtype=bool)
+    zeros = np.flatnonzero((result == 0) & ~empty)
+    negative_zero[zeros] = _starting_with_sign(values, zeros, "-")
+    return Money(result, ~empty, empty, negative_zero)
+
+
+def _starting_with_sign(values: pa.Array, rows: np.ndarray, signs: str = "-+") -> np.ndarray:
+    """Whether each of ``rows`` starts with one of ``signs``."""
+    if len(rows) == 0:
+        return np.zeros(0, dtype=bool)
+    first = pc.utf8_slice_codeunits(values.take(pa.array(rows)), 0, 1)
+    return mask(pc.is_in(first, pa.array(list(signs))))
+
+
+def parse_money(values: pa.Array, *, decimal: str = ".", thousands: str | None = ",") -> Money:
+    """Read a money column (see the module docstring).
+
+    Readable means: digits with at most two decimals, the profile's decimal mark, thousands
+    marks only in groups of three. ``-0.00`` is readable here; the caller decides about it.
+    """
+    if decimal == ".":
+        fast = _shaped(values)
+        if fast is not None:
+            return fast
+    n = len(values)
+    plain = mask(pc.match_substring_regex(values, _PLAIN_MONEY)) if decimal == "." else None
+    if plain is None or not plain.any():
+        return _careful(values, decimal, thousands)
+    rest = np.flatnonzero(~plain)
+    other = _careful(values.take(pa.array(rest)), decimal, thousands)
+    pennies = np.zeros(n, dtype=np.int64)
+    simple = np.flatnonzero(plain)
+    pennies[simple] = _pennies_of_plain(values.take(pa.array(simple)))
+    pennies[rest] = other.pennies
+    readable, empty, zero_sign = np.ones(n, dtype=bool), np.zeros(n, dtype=bool), pennies == 0
+    readable[rest], empty[rest] = other.readable, other.empty
+    zero_sign[simple] &= mask(pc.starts_with(values.take(pa.array(simple)), "-"))
+    zero_sign[rest] = other.negative_zero
+    return Money(pennies, readable, empty, zero_sign)
+
+
+def parse_pennies(
+    values: pa.Array, *, decimal: str = ".", thousands: str | None = ","
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Whole pennies (int64), a mask of readable cells and a mask of empty cells."""
+    money = parse_money(values, decimal=decimal, thousands=thousands)
+    return money.pennies, money.readable, money.empty
+
+
+def amount_problem(raw: str, decimal: str, thousands: str | None) -> str:
+    """Why one money cell cannot be read (called only for the lines that failed)."""
+    text = raw.strip()
+    if not text:
+        return "the amount is empty"
+    upper = text.upper()
+    for mark, name in (
+        ("$", "US dollars"),
+        ("€", "euros"),
+        ("USD", "US dollars"),
+        ("EUR", "euros"),
+    ):
+        if mark in upper:
+            return f"amount {text!r} is in {name}; billops records GBP payments only"
+    if decimal == "." and re.fullmatch(
+        r"[-+£]?\s*\d{1,3}(\.\d{3})+,\d{1,2}|[-+£]?\s*\d+,\d{1,2}", text
+    ):
+        return f"amount {text!r} uses a decimal comma (a European format); this bank writes 1234.56"
+    if re.search(r"\d[.,]\d{3,}$", text) and not re.search(r",\d{3}$", text):
+        return f"amount {text!r} has more than two decimal places"
+    if re.fullmatch(r"[-+£(]*[\d,.]+\)?", text):
+        return f"amount {text!r} is not a number of pounds (misplaced thousands separators?)"
+    return f"amount {text!r} is not a number"

@@ -1,0 +1,129 @@
+"""A stable key for every statement line, so a line is recorded once whichever file brings it.
+
+The bank's transaction id where it gives one (with the account): ``id:<account>:<id>``.
+Otherwise a 64-bit digest of the account, date, amount and text (payer, reference, description;
+upper case, runs of spaces as one), plus the line's occurrence among identical lines of the
+file: two identical coffees on one day are ``<digest>-0`` and ``<digest>-1``. A file dropped
+twice gives the same keys; a file overlapping an earlier one gives the earlier lines the same
+keys and only the new ones new keys (per identical group, by count: a third identical coffee is
+``<digest>-2``).
+
+The digest must never change (keys are kept in the ledger), so it is spelled out here rather
+than borrowed from a library's internals (pandas' hashing, for one, is not promised to stay the
+same): each distinct text's UTF-8 bytes are hashed with 64-bit FNV-1a, the parts of a line are
+folded with the same FNV-1a step, and the result goes through the splitmix64 finaliser — all by
+whole arrays with numpy. ``tests/bank_payments`` pins known keys.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tasks.bank_payments._kernels import encoded, mask, per_value, strings
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+KEY_PARTS = ("account", "payer", "reference", "text")
+
+
+def fnv1a(texts: pa.Array) -> np.ndarray:
+    """64-bit FNV-1a of each text's UTF-8 bytes, for all texts at once: the texts are walked
+    byte by byte together, longest first, so each step touches only those still going."""
+    texts = texts.cast(pa.large_string()) if not pa.types.is_large_string(texts.type) else texts
+    if texts.offset:
+        texts = pa.concat_arrays([texts])  # buffers from position 0
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int64)[: len(texts) + 1]
+    data = texts.buffers()[2]
+    buffer = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    order = np.argsort(-lengths, kind="stable")
+    starts = offsets[:-1][order]
+    going = np.searchsorted(-lengths[order], -np.arange(int(lengths.max(initial=0))), "left")
+    state = np.full(len(texts), _FNV_OFFSET, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for step, count in enumerate(going):
+            state[:count] = (state[:count] ^ buffer[starts[:count] + step]) * _FNV_PRIME
+    digests = np.empty_like(state)
+    digests[order] = state
+    return digests
+
+
+def _text_digests(values: pa.Array) -> np.ndarray:
+    """FNV-1a of each distinct canonical text, one per row (see the module docstring)."""
+    codes = encoded(values)
+    canonical = pc.utf8_trim_whitespace(
+        pc.replace_substring_regex(pc.utf8_upper(codes.dictionary), pattern=r"\s+", replacement=" ")
+    )
+    digests = fnv1a(canonical)
+    return digests[np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+
+
+def _fold(state: np.ndarray, word: np.ndarray) -> np.ndarray:
+    folded: np.ndarray = (state ^ word) * _FNV_PRIME
+    return folded
+
+
+def _finalise(x: np.ndarray) -> np.ndarray:
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    final: np.ndarray = x ^ (x >> np.uint64(31))
+    return final
+
+
+def line_digests(lines: pa.Table) -> np.ndarray:
+    """The 64-bit digest of each line's content (identical lines share it)."""
+    n = lines.num_rows
+    state = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    days = np.asarray(lines.column("date").cast(pa.int32()).to_numpy(), dtype=np.int64)
+    amount = np.asarray(lines.column("amount").to_numpy(), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        state = _fold(state, _text_digests(lines.column("account")))
+        state = _fold(state, days.astype(np.uint64))
+        state = _fold(state, amount.astype(np.uint64))
+        for name in KEY_PARTS[1:]:
+            state = _fold(state, _text_digests(lines.column(name)))
+        return _finalise(state)
+
+
+def _occurrences(digests: np.ndarray) -> np.ndarray:
+    """Each line's count of earlier identical lines (0 for most)."""
+    repeated = pd.Series(digests).duplicated(keep=False).to_numpy()
+    occurrence = np.zeros(len(digests), dtype=np.int64)
+    if repeated.any():
+        chosen = np.flatnonzero(repeated)
+        same = digests[chosen]
+        occurrence[chosen] = pd.Series(same).groupby(same, sort=False).cumcount().to_numpy()
+    return occurrence
+
+
+def _digest_keys(digests: np.ndarray, occurrence: np.ndarray) -> pa.Array:
+    """``<16 hex digits>-<occurrence>`` for every line, built from whole buffers."""
+    n = len(digests)
+    hexed = np.frombuffer(digests.astype(">u8").tobytes().hex().encode(), dtype="S16")
+    if occurrence.max(initial=0) < 10:
+        cells = np.empty((n, 18), dtype=np.uint8)
+        cells[:, :16] = hexed.view(np.uint8).reshape(n, 16)
+        cells[:, 16] = ord("-")
+        cells[:, 17] = occurrence.astype(np.uint8) + ord("0")
+        offsets = np.arange(0, 18 * n + 1, 18, dtype=np.int32)
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(cells))
+    return pc.binary_join_element_wise(
+        pa.array(hexed).cast(pa.string()), pc.cast(pa.array(occurrence), pa.string()), "-"
+    )
+
+
+def line_keys(lines: pa.Table) -> pa.Array:
+    """One key per line (see the module docstring), by whole columns."""
+    if lines.num_rows == 0:
+        return pa.array([], pa.string())
+    digests = line_digests(lines)
+    hashed = _digest_keys(digests, _occurrences(digests))
+    txn = lines.column("txn_id")
+    has_id = mask(per_value(txn, lambda v: pc.not_equal(pc.utf8_trim_whitespace(v), "")))
+    if not has_id.any():
+        return hashed
+    by_id = pc.binary_join_element_wise("id", strings(lines.column("account")), strings(txn), ":")
+    return pc.if_else(pa.array(has_id), by_id, hashed)

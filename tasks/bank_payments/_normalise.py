@@ -1,0 +1,328 @@
+"""From raw cells to statement lines: fields picked by the profile, dates and money parsed by whole
+columns, and every line that cannot be used named with its reason.
+
+Text fields (payer, reference, description, type, account) stay dictionary-encoded: a
+statement repeats the same names and references many times, and everything done to them later
+(classifying, finding references, hashing line keys) is done once per distinct value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tasks.bank_payments._errors import BadLine, StatementRefused
+from tasks.bank_payments._kernels import (
+    MAX_PENNIES,
+    amount_problem,
+    clean_text,
+    encoded,
+    mask,
+    parse_dates,
+    parse_money,
+    per_value,
+)
+from tasks.bank_payments._profiles import Profile, normalise_header
+from tasks.bank_payments._raw import RawRows
+from tasks.bank_payments._statement import SCHEMA, SkippedLine
+
+_FOOTER_WORDS = re.compile(r"(?i)total|balance|closing|opening|end of|count|number of")
+
+
+class _Lines:
+    """The rows being normalised: their cells, line numbers and the reasons found so far.
+
+    Reasons are kept only for the rows that have one (a few, in a good file)."""
+
+    def __init__(self, raw: RawRows, profile: Profile) -> None:
+        self.raw = raw
+        self.profile = profile
+        self.n = len(raw.lines)
+        self.refused = np.zeros(self.n, dtype=bool)
+        self.skipped = np.zeros(self.n, dtype=bool)
+        self.reasons: dict[int, str] = {}
+        self.skips: dict[int, str] = {}
+
+    def field(self, name: str) -> pa.Array | None:
+        """The field's cells, cleaned, dictionary-encoded (None when the file has no column)."""
+        for ref in self.profile.column_names(name):
+            column = self.raw.column(ref, self.profile.header_strip)
+            if column is not None:
+                return per_value(column, clean_text)
+        return None
+
+    def text(self, name: str) -> pa.Array:
+        found = self.field(name)
+        return found if found is not None else _empty_text(self.n)
+
+    def open(self) -> np.ndarray:
+        """Rows with no reason and not skipped yet."""
+        return ~(self.refused | self.skipped)
+
+    def refuse(self, where: np.ndarray, why: str | Callable[[int], str]) -> None:
+        """Give the rows in ``where`` that have none yet a reason (text, or one per row)."""
+        fresh = np.asarray(where, dtype=bool) & self.open()
+        for index in np.flatnonzero(fresh):
+            self.reasons[int(index)] = why if isinstance(why, str) else why(int(index))
+        self.refused |= fresh
+
+    def skip(self, where: np.ndarray, why: Callable[[int], str]) -> None:
+        fresh = np.asarray(where, dtype=bool) & ~self.skipped
+        for index in np.flatnonzero(fresh):
+            self.skips[int(index)] = why(int(index))
+        self.skipped |= fresh
+
+
+def _empty_text(n: int) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(n, dtype=np.int32)), pa.array([""], pa.string())
+    )
+
+
+def _required(lines: _Lines, name: str, where: str) -> pa.Array:
+    column = lines.field(name)
+    if column is None:
+        raise _no_column(lines, name, where)
+    return column
+
+
+def _no_column(lines: _Lines, name: str, where: str) -> StatementRefused:
+    wanted = " or ".join(repr(r) for r in lines.profile.column_names(name))
+    return StatementRefused(
+        where,
+        None,
+        f"has no {name} column ({wanted}) although its header looks like "
+        f"{lines.profile.bank}'s export",
+    )
+
+
+def _raw_money(lines: _Lines, name: str, where: str) -> pa.Array:
+    """A money column's cells as the file has them (plain strings: amounts rarely repeat)."""
+    for ref in lines.profile.column_names(name):
+        column = lines.raw.column(ref, lines.profile.header_strip)
+        if column is not None:
+            return column
+    raise _no_column(lines, name, where)
+
+
+def _money(lines: _Lines, column: pa.Array, label: str) -> tuple[np.ndarray, np.ndarray]:
+    profile = lines.profile
+    money = parse_money(column, decimal=profile.decimal, thousands=profile.thousands)
+    unreadable = ~money.readable & ~money.empty
+    if unreadable.any():
+
+        def why(index: int) -> str:
+            problem = amount_problem(str(column[index].as_py()), profile.decimal, profile.thousands)
+            return problem if label == "amount" else f"{label}: {problem}"
+
+        lines.refuse(unreadable, why)
+    lines.refuse(
+        money.negative_zero, f"{label} is -0.00: a minus sign on nothing, not a real amount"
+    )
+    absurd = np.abs(money.pennies) > MAX_PENNIES
+    lines.refuse(absurd, f"{label} is over £{MAX_PENNIES // 100:,}: not a believable bank line")
+    return money.pennies, money.empty
+
+
+def _amounts(lines: _Lines, where: str) -> np.ndarray:
+    profile = lines.profile
+    if profile.sign == "in_out":
+        credit, no_credit = _money(lines, _raw_money(lines, "credit", where), "money in")
+        debit, no_debit = _money(lines, _raw_money(lines, "debit", where), "money out")
+        both = ~no_credit & ~no_debit & (credit != 0) & (debit != 0)
+        lines.refuse(both, "both money in and money out are filled in")
+        lines.refuse(no_credit & no_debit, "neither money in nor money out is filled in")
+        return np.where(no_credit, 0, np.abs(credit)) - np.where(no_debit, 0, np.abs(debit))
+    column = _raw_money(lines, "amount", where)
+    amount, empty = _money(lines, column, "amount")
+    lines.refuse(empty, "the amount is empty")
+    return -amount if profile.sign == "inverted" else amount
+
+
+def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
+    column = encoded(_required(lines, "date", where))
+    parsed, used_by_value = parse_dates(column.dictionary, lines.profile.date_formats)
+    dates = pc.take(parsed, column.indices)
+    used_np = np.asarray(used_by_value.to_numpy(zero_copy_only=False))[
+        np.asarray(column.indices.to_numpy(zero_copy_only=False))
+    ]
+    missing = used_np < 0
+    header_name = normalise_header(str(lines.profile.column_names("date")[0]))
+    if missing.any():
+        formats = " or ".join(lines.profile.date_formats)
+
+        def why(index: int) -> str:
+            value = str(column[index].as_py())
+            if normalise_header(value) == header_name:
+                return "the header row is repeated here (two exports pasted together?)"
+            if _FOOTER_WORDS.search(value) or _FOOTER_WORDS.search(_row_text(lines, index)):
+                return (
+                    f"looks like a footer or total row, not a transaction ({value!r}); a "
+                    "profile with footer_lines skips such rows"
+                )
+            if not value:
+                return "the date is empty"
+            return f"date {value!r} is not a valid date ({formats})"
+
+        lines.refuse(missing, why)
+    found = used_np[~missing]
+    if len(found) and len(lines.profile.date_formats) > 1:
+        main = int(np.bincount(found).argmax())
+        mixed = ~missing & (used_np != main)
+        fmt = lines.profile.date_formats[main]
+        lines.refuse(mixed, f"the date is written differently from the rest of the file ({fmt})")
+    future = mask(pc.greater(dates, pa.scalar(today, pa.date32())))
+    lines.refuse(future, f"the date is after today ({today.isoformat()}): a future-dated line")
+    return dates
+
+
+def _row_text(lines: _Lines, index: int) -> str:
+    return " ".join(str(c[index].as_py()) for c in lines.raw.read())
+
+
+def _currency(lines: _Lines, account: pa.Array, where: str) -> None:
+    profile = lines.profile
+    wanted = profile.currency.upper()
+    column = lines.field("currency")
+    if column is None and profile.account_currency_suffix:
+        column = per_value(
+            account,
+            lambda v: pc.utf8_trim_whitespace(
+                pc.replace_substring_regex(v, pattern=r"^.*?([A-Za-z]{3})$", replacement=r"\1")
+            ),
+        )
+    if column is None:
+        return
+    upper = per_value(column, pc.utf8_upper)
+    other = mask(per_value(upper, lambda v: pc.and_(pc.not_equal(v, wanted), pc.not_equal(v, ""))))
+    if other.any() and other.all():
+        first = str(upper[0].as_py())
+        raise StatementRefused(
+            where,
+            int(lines.raw.lines[0]),
+            f"the statement is in {first}, not {wanted}: billops records {wanted} payments only",
+        )
+    lines.refuse(other, lambda i: f"the line is in {upper[i].as_py()}, not {wanted}")
+
+
+def _skips(lines: _Lines) -> None:
+    profile = lines.profile
+    state = lines.field("state")
+    if profile.booked_states and state is not None:
+        booked = pa.array([s.upper() for s in profile.booked_states])
+        pending = ~mask(per_value(state, lambda v: pc.is_in(pc.utf8_upper(v), booked)))
+        lines.skip(pending, lambda i: f"not booked ({state[i].as_py() or 'no state'})")
+    for name, pattern in profile.skip_rows_where.items():
+        column = lines.field(name)
+        if column is None:
+            continue
+        hit = mask(per_value(column, _matching(pattern)))
+        lines.skip(hit, _balance_row(column))
+
+
+def _matching(pattern: str) -> Callable[[pa.Array], pa.Array]:
+    return lambda values: pc.match_substring_regex(values, pattern)
+
+
+def _balance_row(column: pa.Array) -> Callable[[int], str]:
+    return lambda index: f"a balance row, not a transaction ({column[index].as_py()})"
+
+
+def _account(lines: _Lines) -> pa.Array:
+    refs = lines.profile.column_names("account")
+    strip = lines.profile.header_strip
+    parts = [c for c in (lines.raw.column(r, strip) for r in refs) if c is not None]
+    if not parts:
+        return _empty_text(lines.n)
+    if len(parts) == 1:
+        return per_value(parts[0], clean_text)
+    joined = pc.binary_join_element_wise(*(clean_text(p) for p in parts), " ")
+    return encoded(joined)
+
+
+def _payer_reference(lines: _Lines, text: pa.Array | None) -> tuple[pa.Array, pa.Array]:
+    """Payer and reference: their own columns, else the bank's fixed slots of the description
+    (Barclays' memo), else the description itself."""
+    payer, reference = lines.field("payer"), lines.field("reference")
+    slots = lines.profile.memo_slots
+    if slots and payer is None and text is not None:
+        width = slots.get("payer", 18)
+        ref_width = slots.get("reference", 18)
+        payer = per_value(
+            text, lambda v: pc.utf8_trim_whitespace(pc.utf8_slice_codeunits(v, 0, width))
+        )
+        if reference is None:
+            reference = per_value(
+                text,
+                lambda v: pc.utf8_trim_whitespace(
+                    pc.utf8_slice_codeunits(v, width, width + ref_width)
+                ),
+            )
+    fallback = text if text is not None else _empty_text(lines.n)
+    return (payer if payer is not None else fallback), (
+        reference if reference is not None else fallback
+    )
+
+
+def _balance(lines: _Lines) -> pa.Array:
+    column = None
+    for ref in lines.profile.column_names("balance"):
+        column = lines.raw.column(ref, lines.profile.header_strip)
+        if column is not None:
+            break
+    if column is None:
+        return pa.nulls(lines.n, pa.int64())
+    profile = lines.profile
+    money = parse_money(column, decimal=profile.decimal, thousands=profile.thousands)
+    return pa.array(money.pennies, pa.int64(), mask=~money.readable | money.empty)
+
+
+def normalise(
+    raw: RawRows, profile: Profile, *, today: date, where: str
+) -> tuple[pa.Table, list[BadLine], list[SkippedLine]]:
+    """The statement table, the bad lines (with the reader's) and the skipped ones."""
+    if profile.footer_lines and len(raw.lines):
+        keep = np.arange(len(raw.lines)) < len(raw.lines) - profile.footer_lines
+        raw = raw.take(keep)
+    lines = _Lines(raw, profile)
+    if lines.n == 0:
+        return SCHEMA.empty_table(), list(raw.bad), []
+    _skips(lines)
+    account = _account(lines)
+    _currency(lines, account, where)
+    dates = _dates(lines, today, where)
+    amount = _amounts(lines, where)
+    description = lines.field("text")
+    payer, reference = _payer_reference(lines, description)
+    txn = lines.field("id")
+    table = pa.table(
+        {
+            "line": pa.array(raw.lines, pa.int64()),
+            "account": account,
+            "date": dates,
+            "amount": pa.array(amount, pa.int64()),
+            "payer": payer,
+            "reference": reference,
+            "text": description if description is not None else _empty_text(lines.n),
+            "type": lines.text("type"),
+            "txn_id": txn if txn is not None else _empty_text(lines.n),
+            "balance": _balance(lines),
+        },
+        schema=SCHEMA,
+    )
+    usable = lines.open()
+    bad = list(raw.bad)
+    for index, reason in lines.reasons.items():
+        bad.append(BadLine(int(raw.lines[index]), reason, _row_text(lines, index)[:200]))
+    skipped = [
+        SkippedLine(int(raw.lines[index]), why)
+        for index, why in sorted(lines.skips.items())
+        if not lines.refused[index]
+    ]
+    bad.sort(key=lambda b: b.line)
+    return (table if usable.all() else table.filter(pa.array(usable))), bad, skipped

@@ -1,0 +1,309 @@
+"""Cutting a statement into cells, keeping each row's physical line number.
+
+CSV: Arrow's CSV reader (single-threaded, so a malformed row is reported with its line) reads
+every cell as text straight from the file's UTF-8 bytes. Lines no CSV reader should see are
+refused by line: an unterminated quote (looked for only in files that use quotes at all), a line
+longer than any bank writes, a row with more or fewer cells than the header. Blank lines (NatWest
+separates accounts with them) are dropped. Labelled records (Santander's TXT) are read line by
+line: such files hold one account's month, never millions of lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from tasks.bank_payments._detect import Detection, split_line
+from tasks.bank_payments._errors import BadLine, StatementRefused
+from tasks.bank_payments._profiles import FIELDS, Profile, normalise_header
+from tasks.bank_payments._text import StatementText
+
+MAX_LINE_CHARS = 4_000
+MAX_BLOCK = 1 << 30
+BLOCK = 4 << 20
+_NOT_UTF8 = "invalid UTF8"
+
+
+@dataclass
+class RawRows:
+    """Cells by column (all text), the physical line of each row, and the lines refused."""
+
+    columns: list[pa.Array | None]
+    header: list[str]
+    lines: np.ndarray
+    bad: list[BadLine] = field(default_factory=list)
+
+    def column(self, ref: str | int, strip: str = "") -> pa.Array | None:
+        """A column by header name (compared as headers are) or 1-based position; None for a
+        column the file does not have (or that no field of the profile reads)."""
+        if isinstance(ref, int):
+            return self.columns[ref - 1] if 0 < ref <= len(self.columns) else None
+        position = _position(self.header, ref, strip)
+        return None if position is None else self.columns[position]
+
+    def read(self) -> list[pa.Array]:
+        """The columns that were read."""
+        return [c for c in self.columns if c is not None]
+
+    def take(self, keep: np.ndarray) -> RawRows:
+        """Only the rows where ``keep`` is true."""
+        mask = pa.array(keep)
+        return RawRows(
+            [None if c is None else c.filter(mask) for c in self.columns],
+            self.header,
+            self.lines[keep],
+            self.bad,
+        )
+
+
+def _position(header: list[str], ref: str, strip: str) -> int | None:
+    wanted = normalise_header(ref, strip)
+    for index, name in enumerate(header):
+        if normalise_header(name, strip) == wanted:
+            return index
+    return None
+
+
+def used_positions(profile: Profile, header: list[str], width: int) -> list[int]:
+    """The 0-based positions of the cells some field of the profile reads."""
+    found = set()
+    for name in FIELDS:
+        for ref in profile.column_names(name):
+            position = (
+                ref - 1 if isinstance(ref, int) else _position(header, ref, profile.header_strip)
+            )
+            if position is not None and 0 <= position < width:
+                found.add(position)
+    return sorted(found)
+
+
+def read_rows(content: StatementText, detection: Detection, where: str) -> RawRows:
+    """The rows after the header (or all rows of a headerless file)."""
+    if detection.profile.format == "labelled":
+        return _labelled(content.text(), detection.profile, where)
+    try:
+        return _csv(content, detection, where)
+    except pa.ArrowInvalid as exc:
+        if _NOT_UTF8 not in str(exc) or content.encoding != "utf-8":
+            raise StatementRefused(where, None, f"is not readable as CSV ({exc})") from exc
+    return _csv(content.recoded(), detection, where)
+
+
+def _offset_after(data: bytes, lines: int) -> int:
+    offset = 0
+    for _ in range(lines):
+        found = data.find(b"\n", offset)
+        if found < 0:
+            return len(data)
+        offset = found + 1
+    return offset
+
+
+def _quote_problems(body: bytes | memoryview, first_number: int) -> list[BadLine]:
+    """Lines with an odd number of quote marks: a quoted cell never closed."""
+    buffer = np.frombuffer(body, dtype=np.uint8)
+    newlines = np.flatnonzero(buffer == ord("\n"))
+    quotes = np.flatnonzero(buffer == ord('"'))
+    per_line = np.bincount(np.searchsorted(newlines, quotes), minlength=len(newlines) + 1)
+    bad = []
+    for index in np.flatnonzero(per_line % 2 == 1):
+        start = int(newlines[index - 1]) + 1 if index > 0 else 0
+        end = int(newlines[index]) if index < len(newlines) else len(body)
+        text = bytes(body[start:end]).decode("utf-8", errors="replace")
+        bad.append(
+            BadLine(
+                first_number + int(index),
+                "a quoted cell is never closed (unterminated quote)",
+                text[:200],
+            )
+        )
+    return bad
+
+
+def _without_lines(
+    body: bytes | memoryview, first_number: int, bad: list[BadLine]
+) -> tuple[bytes, np.ndarray]:
+    """The body with the refused lines taken out, and the physical number of each line kept."""
+    lines = bytes(body).split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    drop = {b.line - first_number for b in bad}
+    kept = [i for i in range(len(lines)) if i not in drop]
+    text = b"\n".join(lines[i] for i in kept) + b"\n"
+    return text, np.array(kept, dtype=np.int64) + first_number
+
+
+def _width(profile: Profile, header: tuple[str, ...], sample: list[str]) -> int:
+    """Cells per row: the header's, plus one when rows end with an empty trailing cell."""
+    width = len(header) if header else (profile.shape.columns if profile.shape else 0)
+    for line in sample:
+        if not line.strip():
+            continue
+        cells = split_line(line, profile.delimiter)
+        if len(cells) == width + 1 and not cells[-1].strip():
+            return width + 1
+        break
+    return width
+
+
+def _read_cells(
+    body: bytes | memoryview,
+    delimiter: str,
+    width: int,
+    used: list[int] | None = None,
+    *,
+    threads: bool = False,
+) -> tuple[pa.Table, list[tuple[int, str, int, int]]]:
+    """The cells of the ``used`` positions as text, and the rows that do not have ``width``
+    cells (number, text, expected, found). One thread reads the body as one block: the columns
+    come out as single arrays (no copy to join them), and Arrow says which line each bad row
+    is (with threads it cannot, so a file read with threads that has such rows is read again)."""
+    names = [f"c{i}" for i in range(width)]
+    wanted = [names[i] for i in (used if used is not None else range(width))]
+    invalid: list[tuple[int, str, int, int]] = []
+
+    def on_invalid(row: pacsv.InvalidRow) -> str:
+        invalid.append((row.number or 0, row.text, row.expected_columns, row.actual_columns))
+        return "skip"
+
+    table = pacsv.read_csv(
+        pa.BufferReader(body),
+        read_options=pacsv.ReadOptions(
+            column_names=names,
+            use_threads=threads,
+            block_size=BLOCK if threads else max(min(len(body) + 1, MAX_BLOCK), BLOCK),
+        ),
+        parse_options=pacsv.ParseOptions(
+            delimiter=delimiter,
+            ignore_empty_lines=False,
+            newlines_in_values=False,
+            invalid_row_handler=on_invalid,
+        ),
+        convert_options=pacsv.ConvertOptions(
+            column_types=dict.fromkeys(wanted, pa.string()),
+            include_columns=wanted,
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    if invalid and threads:
+        return _read_cells(body, delimiter, width, used, threads=False)
+    return table, invalid
+
+
+def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
+    profile = detection.profile
+    data = content.data
+    offset = _offset_after(data, detection.header_line)
+    first_number = detection.header_line + 1
+    body: bytes | memoryview = memoryview(data)[offset:]
+    bad = _quote_problems(body, first_number) if data.find(b'"', offset) >= 0 else []
+    numbers: np.ndarray | None = None
+    if bad:
+        body, numbers = _without_lines(body, first_number, bad)
+    sample = content.head().split("\n")[detection.header_line : detection.header_line + 5]
+    width = _width(profile, detection.header, sample)
+    if width < 2:
+        raise StatementRefused(where, detection.header_line or None, "has fewer than two columns")
+    if not bytes(body[:65536]).strip() and not bytes(body).strip():
+        empty: list[pa.Array | None] = [pa.array([], pa.string()) for _ in range(width)]
+        return RawRows(empty, list(detection.header), np.array([], dtype=np.int64), bad)
+    used = used_positions(profile, list(detection.header), width)
+    table, invalid = _read_cells(body, profile.delimiter, width, used)
+    rows_seen = table.num_rows + len(invalid)
+    if numbers is None:
+        numbers = np.arange(first_number, first_number + rows_seen, dtype=np.int64)
+    elif len(numbers) < rows_seen:  # pragma: no cover - the reader saw a line we did not
+        numbers = np.append(numbers, np.arange(rows_seen - len(numbers)) + numbers[-1] + 1)
+    valid = np.ones(rows_seen, dtype=bool)
+    for number, row_text, expected, actual in invalid:
+        valid[number - 1] = False
+        if row_text.strip():
+            bad.append(_cell_count_problem(int(numbers[number - 1]), row_text, expected, actual))
+    columns: list[pa.Array | None] = [None] * width
+    for position in used:
+        columns[position] = _single(table.column(f"c{position}"))
+    raw = RawRows(columns, list(detection.header), numbers[:rows_seen][valid], bad)
+    return _tidy(raw)
+
+
+def _single(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _cell_count_problem(line: int, text: str, expected: int, actual: int) -> BadLine:
+    if len(text) > MAX_LINE_CHARS:
+        return BadLine(line, _too_long(len(text)))
+    return BadLine(
+        line,
+        f"the line has {actual} cells where the header has {expected}"
+        + (" (an unquoted comma in a name or amount?)" if actual > expected else ""),
+        text[:200],
+    )
+
+
+def _too_long(length: int) -> str:
+    return (
+        f"the line is {length:,} characters long (a bank line is under {MAX_LINE_CHARS:,}): the "
+        "file is damaged or not a statement"
+    )
+
+
+def _tidy(raw: RawRows) -> RawRows:
+    """Refuse rows longer than any bank line; drop rows of empty cells only (``,,,,``)."""
+    columns = raw.read()
+    if not columns or len(raw.lines) == 0:
+        return raw
+    lengths = np.zeros(len(raw.lines), dtype=np.int64)
+    for column in columns:
+        lengths += np.asarray(pc.binary_length(column).to_numpy(zero_copy_only=False))
+    total = lengths + len(raw.columns) - 1
+    drop = total > MAX_LINE_CHARS
+    for index in np.flatnonzero(drop):
+        raw.bad.append(BadLine(int(raw.lines[index]), _too_long(int(total[index]))))
+    for index in np.flatnonzero(lengths <= 2 * len(columns)):
+        drop[index] = all(not str(c[int(index)].as_py()).strip() for c in columns)
+    return raw.take(~drop) if drop.any() else raw
+
+
+_LABEL = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:[\s\u00a0]*(.*?)[\s\u00a0]*$")
+
+
+def _labelled(text: str, profile: Profile, where: str) -> RawRows:
+    """Records of ``Label: value`` lines separated by blank lines (see the module docstring)."""
+    labels = {label.casefold(): label for label in profile.labels}
+    order = list(profile.labels)
+    first_label = order[0].casefold()
+    records: list[dict[str, str]] = []
+    numbers: list[int] = []
+    bad: list[BadLine] = []
+    current: dict[str, str] | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        found = _LABEL.match(line)
+        if found is None:
+            bad.append(BadLine(number, "not a 'Label: value' line of a record", line[:200]))
+            continue
+        label, value = found.group(1).strip().casefold(), found.group(2)
+        if label not in labels:
+            continue  # preamble lines (From:, Account:) and labels billops does not use
+        if label == first_label:
+            current = {}
+            records.append(current)
+            numbers.append(number)
+        if current is None:
+            bad.append(
+                BadLine(number, f"{found.group(1)!r} before the first record's {order[0]!r}")
+            )
+            continue
+        current[labels[label]] = value
+    columns: list[pa.Array | None] = [
+        pa.array([r.get(label, "") for r in records], pa.string()) for label in order
+    ]
+    return RawRows(columns, order, np.array(numbers, dtype=np.int64), bad)

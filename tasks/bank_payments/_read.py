@@ -1,0 +1,156 @@
+"""Reading a bank statement file: decode, detect the layout, cut cells, normalise, check balances.
+
+``on_bad_lines="reject_file"`` (the default) refuses the whole file when any line cannot be used,
+naming the first such line; ``"skip"`` keeps the good lines and lists exactly which were skipped.
+A running balance that does not add up is reported (``Statement.balance_issues``), not refused:
+the bank's own arithmetic is not the payer's fault, but a person should look.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pyarrow.compute as pc
+
+from tasks.bank_payments._detect import Detection, detect
+from tasks.bank_payments._errors import BadLine, StatementRefused
+from tasks.bank_payments._kernels import encoded
+from tasks.bank_payments._normalise import normalise
+from tasks.bank_payments._profiles import Profile, available_profiles
+from tasks.bank_payments._raw import read_rows
+from tasks.bank_payments._statement import Statement, pounds
+from tasks.bank_payments._text import StatementText, statement_text
+
+OnBadLines = Literal["reject_file", "skip"]
+LONDON = ZoneInfo("Europe/London")
+
+
+def london_today() -> date:
+    """Today in Europe/London (where the banks' booking dates are)."""
+    return datetime.now(LONDON).date()
+
+
+def read_statement(
+    path: Path,
+    *,
+    profile: Profile | None = None,
+    profiles: Sequence[Profile] | None = None,
+    on_bad_lines: OnBadLines = "reject_file",
+    today: date | None = None,
+) -> Statement:
+    """Read ``path`` (see the module docstring); :class:`StatementRefused` when it is refused."""
+    where = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StatementRefused(where, None, f"cannot be read ({exc.strerror or exc})") from exc
+    return read_statement_bytes(
+        data,
+        where=where,
+        profile=profile,
+        profiles=profiles,
+        on_bad_lines=on_bad_lines,
+        today=today,
+    )
+
+
+def detect_layout(
+    data: bytes, *, where: str, profiles: Sequence[Profile] | None = None
+) -> tuple[Detection, str, str]:
+    """Which profile matches the file's bytes, with the start of its text and its encoding."""
+    content = statement_text(data, where)
+    detection = _detect(content, profiles)
+    return detection, content.head(), content.encoding
+
+
+def _detect(content: StatementText, profiles: Sequence[Profile] | None) -> Detection:
+    known = profiles if profiles is not None else available_profiles()
+    return detect(content.head(), known, content.where)
+
+
+def read_statement_bytes(
+    data: bytes,
+    *,
+    where: str,
+    profile: Profile | None = None,
+    profiles: Sequence[Profile] | None = None,
+    on_bad_lines: OnBadLines = "reject_file",
+    today: date | None = None,
+) -> Statement:
+    """:func:`read_statement` on bytes already in memory."""
+    content = statement_text(data, where)
+    detection = _detect(content, [profile] if profile is not None else profiles)
+    raw = read_rows(content, detection, where)
+    table, bad, skipped = normalise(
+        raw, detection.profile, today=today or london_today(), where=where
+    )
+    if table.num_rows == 0 and not bad:
+        line = detection.header_line or None
+        raise StatementRefused(where, line, "has a header but no statement lines")
+    if bad and on_bad_lines == "reject_file":
+        first = bad[0]
+        more = (
+            f" ({len(bad) - 1} more bad line(s); on_bad_lines=skip reads the rest)"
+            if len(bad) > 1
+            else ""
+        )
+        raise StatementRefused(where, first.line, first.reason + more)
+    if table.num_rows == 0:
+        raise StatementRefused(where, bad[0].line, f"no usable line: {bad[0].reason}")
+    statement = Statement(
+        file=where,
+        sha256=hashlib.sha256(data).hexdigest(),
+        profile=detection.profile,
+        detection=detection.reason,
+        encoding=content.encoding,
+        lines=table,
+        bad_lines=bad,
+        skipped=skipped,
+    )
+    if detection.profile.balance_check:
+        statement.balance_issues = balance_issues(statement)
+    return statement
+
+
+def balance_issues(statement: Statement) -> list[BadLine]:
+    """Lines where the running balance does not follow from the previous line and the amount.
+
+    Files run oldest first or newest first; both are tried per account and the order with fewer
+    mismatches is the file's. Accounts are checked separately (NatWest puts several in a file).
+    """
+    table = statement.lines
+    if table.num_rows < 2 or table.column("balance").null_count == table.num_rows:
+        return []
+    accounts = np.asarray(
+        encoded(table.column("account")).indices.to_numpy(zero_copy_only=False), dtype=np.int64
+    )
+    balance_col = table.column("balance")
+    known = np.asarray(pc.is_valid(balance_col).to_numpy(zero_copy_only=False), dtype=bool)
+    balance = np.asarray(pc.fill_null(balance_col, 0).to_numpy(), dtype=np.int64)
+    amount = np.asarray(table.column("amount").to_numpy(), dtype=np.int64)
+    lines = np.asarray(table.column("line").to_numpy(), dtype=np.int64)
+    same = (accounts[1:] == accounts[:-1]) & known[1:] & known[:-1]
+    ascending = same & (balance[1:] - balance[:-1] != amount[1:])
+    descending = same & (balance[:-1] - balance[1:] != amount[:-1])
+    wrong, oldest_first = (
+        (ascending, True) if ascending.sum() <= descending.sum() else (descending, False)
+    )
+    issues = []
+    for index in np.flatnonzero(wrong):
+        at = index + 1 if oldest_first else index
+        before = balance[index] if oldest_first else balance[index + 1]
+        after = balance[index + 1] if oldest_first else balance[index]
+        issues.append(
+            BadLine(
+                int(lines[at]),
+                f"running balance does not add up: {pounds(before)} + {pounds(amount[at])} "
+                f"is not {pounds(after)}",
+            )
+        )
+    return issues

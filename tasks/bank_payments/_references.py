@@ -1,0 +1,217 @@
+"""Document numbers as people type them on a bank transfer, found by whole columns.
+
+The biller's own numbering is learned from what is open (``INV-0042``, ``PR-98``: a prefix and a
+number). A line's payer, reference and description are searched for each prefix, or a word
+people write for it (``Invoice``, ``Inv.``, common misspellings such as ``Invioce``; settings add
+more), in any case, with or without a hyphen, spaces or leading zeros: ``inv 42``,
+``INV0042``, ``Invoice no. 42`` all become the canonical ``INV-42``. Several numbers in one line
+are all found, in the order they appear. A number the bank cut short (Faster Payments keeps 18
+characters) is simply a different number, and so not an exact match: suggestions take over.
+
+The biller's free-text references on payment requests (``ACME-JUNE``) match a line's word, or two
+adjacent words, compared without case or punctuation.
+
+Both searches run once per distinct payer, reference and description (the columns are
+dictionary-encoded) and are spread back to the lines (:func:`references_by_line`); numbers are
+looked for only in texts that hold a digit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tasks.bank_payments._kernels import encoded, mask
+
+MIN_REFERENCE = 4  # a biller's free-text reference shorter than this would match common words
+MARK = "\u00a7"  # § marks a number found in the text; never in a bank's character set
+_NUMBER = re.compile(r"^([A-Za-z]+)[-_ /.#]*0*([0-9]+)$")
+DEFAULT_ALIASES: Mapping[str, tuple[str, ...]] = {
+    "INV": ("INVOICE", "INVIOCE", "INVOCIE", "INOVICE", "INVOCE", "INVOIC", "INVC", "INV"),
+    "PR": ("PAYMENT REQUEST", "PAYREQ", "PR"),
+}
+
+
+def canonical(number: str) -> str | None:
+    """``INV-0042`` → ``INV-42``; None for a number without a letter prefix."""
+    found = _NUMBER.match(number.strip())
+    if found is None:
+        return None
+    return f"{found.group(1).upper()}-{int(found.group(2))}"
+
+
+def canonical_numbers(numbers: pa.Array) -> pa.Array:
+    """:func:`canonical` of every number at once (empty where there is none)."""
+    text = pc.utf8_trim_whitespace(numbers)
+    ok = pc.match_substring_regex(text, r"^[A-Za-z]+[-_ /.#]*[0-9]+$")
+    prefix = pc.utf8_upper(pc.replace_substring_regex(text, r"^([A-Za-z]+).*$", r"\1"))
+    digits = pc.replace_substring_regex(text, r"^[A-Za-z]+[-_ /.#]*0*([0-9]+)$", r"\1")
+    return pc.if_else(pc.fill_null(ok, False), pc.binary_join_element_wise(prefix, digits, "-"), "")
+
+
+def plain_texts(texts: pa.Array) -> pa.Array:
+    """:func:`plain` of every text at once."""
+    return pc.replace_substring_regex(pc.utf8_upper(texts), r"[^A-Z0-9]", "")
+
+
+def plain(text: str) -> str:
+    """Letters and digits only, upper case (``acme-june`` → ``ACMEJUNE``)."""
+    return re.sub(r"[^A-Z0-9]", "", text.upper())
+
+
+def alias_table(
+    numbers: Iterable[str], extra: Mapping[str, Iterable[str]] | None = None
+) -> dict[str, list[str]]:
+    """Prefix → the words that stand for it, for the prefixes the open items use
+    (``numbers`` in canonical form, ``INV-42``, or the prefixes themselves)."""
+    prefixes = {c.split("-")[0] for c in numbers if c}
+    table: dict[str, list[str]] = {}
+    for prefix in sorted(prefixes):
+        words = {prefix, *DEFAULT_ALIASES.get(prefix, ())}
+        words.update(w.upper() for w in (extra or {}).get(prefix, ()))
+        table[prefix] = sorted(words, key=lambda w: (-len(w), w))
+    return table
+
+
+def mark_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pa.Array:
+    """The texts with each number found replaced by `` §PREFIX-N ``."""
+    marked = pc.utf8_upper(texts)
+    for prefix, words in aliases.items():
+        alternatives = "|".join(re.escape(w).replace("\\ ", r"\s+") for w in words)
+        pattern = (
+            rf"(^|[^A-Z0-9{MARK}])(?:{alternatives})\s*(?:NO\.?|NUMBER|NUM|REF)?\s*"
+            rf"[-_/#:.]?\s*0*([0-9]{{1,9}})($|[^0-9])"
+        )
+        replacement = rf"\1 {MARK}{prefix}-\2 \3"
+        # Twice: adjacent numbers share the character between them, which one pass consumes.
+        marked = pc.replace_substring_regex(marked, pattern=pattern, replacement=replacement)
+        marked = pc.replace_substring_regex(marked, pattern=pattern, replacement=replacement)
+    return marked
+
+
+def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
+    """Every number found: ``line`` (index into ``texts``), ``order`` (position), ``key``."""
+    if not aliases or len(texts) == 0:
+        return pd.DataFrame(
+            {
+                "line": pd.Series([], dtype="int64"),
+                "order": pd.Series([], dtype="int64"),
+                "key": pd.Series([], dtype=object),
+            }
+        )
+    words = pc.split_pattern_regex(mark_numbers(texts, aliases), pattern=r"\s+")
+    flat = pc.list_flatten(words)
+    parents = pc.list_parent_indices(words)
+    chosen = pc.starts_with(flat, MARK)
+    keys = pc.utf8_slice_codeunits(pc.filter(flat, chosen), 1)
+    frame = pd.DataFrame(
+        {
+            "line": np.asarray(pc.filter(parents, chosen).to_numpy(), dtype=np.int64),
+            "key": keys.to_numpy(zero_copy_only=False),
+        }
+    )
+    frame["order"] = frame.groupby("line").cumcount()
+    return frame.drop_duplicates(["line", "key"])
+
+
+def find_client_references(texts: pa.Array, references: Iterable[str]) -> pd.DataFrame:
+    """Lines naming one of the biller's free-text references: ``line``, ``order``, ``key``
+    (the reference in :func:`plain` form)."""
+    wanted = {plain(r) for r in references if len(plain(r)) >= MIN_REFERENCE}
+    if not wanted or len(texts) == 0:
+        return pd.DataFrame(
+            {
+                "line": pd.Series([], dtype="int64"),
+                "order": pd.Series([], dtype="int64"),
+                "key": pd.Series([], dtype=object),
+            }
+        )
+    words = pc.split_pattern_regex(pc.utf8_upper(texts), pattern=r"[^A-Z0-9]+", max_splits=None)
+    flat = np.asarray(pc.list_flatten(words).to_numpy(zero_copy_only=False), dtype=object)
+    parents = np.asarray(pc.list_parent_indices(words).to_numpy(), dtype=np.int64)
+    pairs = np.empty(len(flat), dtype=object)
+    if len(flat) > 1:
+        same = parents[1:] == parents[:-1]
+        pairs[:-1] = np.where(same, flat[:-1] + flat[1:], "")
+    pairs[-1:] = ""
+    wanted_array = pa.array(sorted(wanted))
+    single = np.asarray(
+        pc.is_in(pa.array(flat, pa.string()), wanted_array).to_numpy(zero_copy_only=False),
+        dtype=bool,
+    )
+    double = np.asarray(
+        pc.is_in(pa.array(pairs, pa.string()), wanted_array).to_numpy(zero_copy_only=False),
+        dtype=bool,
+    )
+    hits = np.flatnonzero(single | double)
+    keys = np.where(single[hits], flat[hits], pairs[hits])
+    frame = pd.DataFrame({"line": parents[hits], "key": keys})
+    frame["order"] = frame.groupby("line").cumcount() + 1000  # after numbers of the same line
+    return frame.drop_duplicates(["line", "key"])
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "line": pd.Series([], dtype="int64"),
+            "order": pd.Series([], dtype="int64"),
+            "key": pd.Series([], dtype=object),
+        }
+    )
+
+
+def _per_value(
+    values: pa.Array, aliases: Mapping[str, list[str]], references: Iterable[str]
+) -> pd.DataFrame:
+    """Numbers and references in each distinct text (``line`` is the value's index here)."""
+    frames = []
+    words = "|".join(re.escape(w).replace("\\ ", r"\s+") for ws in aliases.values() for w in ws)
+    with_digit = np.flatnonzero(
+        mask(pc.match_substring_regex(values, "[0-9]"))
+        & mask(pc.match_substring_regex(values, words or "$^", ignore_case=True))
+    )  # a number is a prefix word and digits: only texts with both are searched
+    if len(with_digit) and aliases:
+        numbers = find_numbers(values.take(pa.array(with_digit)), aliases)
+        numbers["line"] = with_digit[numbers["line"].to_numpy(dtype=np.int64)]
+        frames.append(numbers)
+    frames.append(find_client_references(values, references))
+    found = [f for f in frames if not f.empty]
+    return pd.concat(found, ignore_index=True) if found else _empty()
+
+
+def references_by_line(
+    columns: Iterable[pa.Array | pa.ChunkedArray],
+    aliases: Mapping[str, list[str]],
+    references: Iterable[str],
+    wanted: np.ndarray,
+) -> pd.DataFrame:
+    """What the lines in ``wanted`` name, over their texts in order: ``line``, ``order``,
+    ``key`` — a number's canonical form (``INV-42``) or a reference's :func:`plain` form."""
+    refs = list(references)
+    frames = []
+    for position, column in enumerate(columns):
+        codes = encoded(column)
+        indices = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        # Only the texts of the lines wanted (a statement's spending never pays an invoice).
+        used = np.flatnonzero(np.bincount(indices[wanted], minlength=len(codes.dictionary)))
+        found = _per_value(codes.dictionary.take(pa.array(used)), aliases, refs)
+        if found.empty:
+            continue
+        found["line"] = used[found["line"].to_numpy(dtype=np.int64)]
+        named = np.zeros(len(codes.dictionary), dtype=bool)
+        named[found["line"].to_numpy(dtype=np.int64)] = True
+        rows = np.flatnonzero(named[indices] & wanted)
+        if len(rows) == 0:
+            continue
+        hits = pd.DataFrame({"row": rows, "line": indices[rows]}).merge(found, on="line")
+        hits["order"] += position * 10_000
+        frames.append(hits.drop(columns="line").rename(columns={"row": "line"}))
+    if not frames:
+        return _empty()
+    found = pd.concat(frames, ignore_index=True).sort_values(["line", "order"], kind="stable")
+    return found.drop_duplicates(["line", "key"]).reset_index(drop=True)

@@ -1,0 +1,158 @@
+"""From a file's bytes to UTF-8 bytes the CSV reader takes: refuse what is not a text export, then
+settle the encoding and the line endings.
+
+Spreadsheets, web pages and PDFs saved under a ``.csv`` name are named for what they are. The
+decoding is the shared finance-file reading of the payment-request job (UTF-8 with or without
+BOM, UTF-16 with a BOM, else Windows-1252); this module adds what bank downloads need on top:
+UTF-16 without a BOM (some banks' "Unicode" export), NUL bytes named by line, and old Mac CR-only
+line endings turned into newlines.
+
+A statement can be a million lines, so a UTF-8 file (nearly all of them) is never turned into a
+Python string: its bytes go to Arrow's CSV reader as they are, which checks them as UTF-8 on the
+way; only a file that turns out not to be UTF-8 is decoded whole (:meth:`StatementText.recoded`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+from tasks.bank_payments._errors import StatementRefused
+from tasks.common.finance_files import InputFileError
+from tasks.common.finance_files.table import _decode as decode_finance_text
+
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"PK\x03\x04", "an Excel .xlsx workbook (a zip archive)"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel .xls workbook"),
+    (b"%PDF", "a PDF document"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"{\\rtf", "a rich-text (RTF) document"),
+)
+_HTML = re.compile(rb"^\s*(<!doctype html|<html|<table|<\?xml|<head|<body)", re.IGNORECASE)
+_SAVE_AS = "export the statement from the bank again as CSV (or save it as 'CSV UTF-8') and drop it"
+HEAD_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class StatementText:
+    """A statement's content as UTF-8 bytes (no BOM, lines ending in ``\\n`` or ``\\r\\n``)."""
+
+    data: bytes
+    encoding: str
+    where: str
+
+    def head(self) -> str:
+        """The start of the file as text (enough for detection), cut at a line end."""
+        chunk = self.data[:HEAD_BYTES]
+        if len(self.data) > HEAD_BYTES:
+            chunk = chunk[: chunk.rfind(b"\n") + 1] or chunk
+        return _lf(chunk.decode("utf-8", errors="replace"))
+
+    def text(self) -> str:
+        """The whole file as text (for the small labelled-record exports)."""
+        return _lf(self.data.decode("utf-8", errors="replace"))
+
+    def recoded(self) -> StatementText:
+        """The file decoded by the shared reader after Arrow found bytes that are not UTF-8."""
+        text, encoding = _shared_decode(self.data, self.where)
+        return StatementText(_lf(text).encode("utf-8"), encoding, self.where)
+
+
+def sniff_binary(data: bytes, where: str) -> None:
+    """Refuse files that are not text exports, saying what they are."""
+    head = data[:2048].lstrip(codecs.BOM_UTF8)
+    for magic, what in _SIGNATURES:
+        if head.startswith(magic):
+            raise StatementRefused(where, None, f"is {what}, not a CSV text file; {_SAVE_AS}")
+    if _HTML.match(head):
+        raise StatementRefused(
+            where,
+            None,
+            f"is a web page (HTML), not a CSV file (some banks' 'Excel' export); {_SAVE_AS}",
+        )
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """UTF-16 text without a byte-order mark: every other byte NUL in the first kilobyte."""
+    sample = data[:1024]
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    codec = None
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        codec = "utf-16-le"
+    elif even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        codec = "utf-16-be"
+    if codec is None:
+        return None
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError:
+        return None
+
+
+def _shared_decode(data: bytes, where: str) -> tuple[str, str]:
+    try:
+        text, encoding = decode_finance_text(data, where=where)
+    except InputFileError as exc:
+        raise StatementRefused(where, None, str(exc).removeprefix(f"{where}: ")) from exc
+    return text.lstrip("\ufeff"), encoding
+
+
+def _head_is_utf8(data: bytes) -> bool:
+    chunk = data[:HEAD_BYTES]
+    if len(data) > HEAD_BYTES:
+        chunk = chunk[: chunk.rfind(b"\n") + 1] or chunk[:-4]
+    try:
+        chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def statement_text(data: bytes, where: str) -> StatementText:
+    """The file's content ready for reading (see the module docstring)."""
+    sniff_binary(data, where)
+    if not data[:65536].strip() and not data.strip():
+        raise StatementRefused(where, None, "is empty: no header and no statement lines")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text, encoding = _shared_decode(data, where)
+        return StatementText(_lf(text).encode("utf-8"), encoding, where)
+    if b"\x00" in data:
+        decoded = _utf16_without_bom(data)
+        if decoded is not None:
+            return StatementText(_lf(decoded).encode("utf-8"), "utf-16 (no BOM)", where)
+        position = data.index(b"\x00")
+        line = data.count(b"\n", 0, position) + 1
+        raise StatementRefused(
+            where, line, "contains a NUL byte: the file is damaged or binary, not a bank export"
+        )
+    if data.startswith(codecs.BOM_UTF8):
+        return StatementText(_lf_bytes(data[len(codecs.BOM_UTF8) :]), "utf-8-sig", where)
+    if not _head_is_utf8(data):
+        text, encoding = _shared_decode(data, where)
+        return StatementText(_lf(text).encode("utf-8"), encoding, where)
+    return StatementText(_lf_bytes(data), "utf-8", where)
+
+
+def _lf(text: str) -> str:
+    if "\r" not in text:
+        return text
+    if "\n" not in text:
+        return text.replace("\r", "\n")  # classic Mac line endings
+    return text.replace("\r\n", "\n")
+
+
+def _lf_bytes(data: bytes) -> bytes:
+    if b"\r" not in data:
+        return data
+    if b"\n" not in data:
+        return data.replace(b"\r", b"\n")
+    return data.replace(b"\r\n", b"\n")
+
+
+def decode_statement(data: bytes, where: str) -> tuple[str, str]:
+    """The start of the file as text (newlines normalised) and its encoding."""
+    prepared = statement_text(data, where)
+    return prepared.head(), prepared.encoding

@@ -1,0 +1,155 @@
+"""A file's data rows column by column (pyarrow): every cell as text, exactly as the file had it.
+
+A million rows of Python objects cost gigabytes; the same rows as Arrow string columns cost tens
+of megabytes, and checks over them run as vectorised kernels. :class:`RawTable` keeps, per row,
+the line a person sees, every cell (rows shorter than the widest are padded with ``""``, and
+``widths`` says how many cells each row really had) and the header; :meth:`RawTable.row` gives
+one row as an :class:`InputRow` where a check needs to look at it closely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import zip_longest
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tasks.common.finance_files.rows import InputRow
+
+BATCH_ROWS = 65_536
+EMPTY = pa.array([], type=pa.string())
+
+
+@dataclass(frozen=True)
+class RawTable:
+    """The data rows of a file (see the module docstring).
+
+    ``columns`` maps a canonical column to its position in the header.
+    """
+
+    header: tuple[str, ...]
+    columns: Mapping[str, int]
+    lines: pa.Array
+    cells: tuple[pa.Array, ...]
+    widths: pa.Array
+    _trimmed: dict[str, pa.Array] = field(default_factory=dict, compare=False, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @property
+    def column_names(self) -> dict[str, str]:
+        """Canonical column → the header it was read from."""
+        return {canonical: self.header[position] for canonical, position in self.columns.items()}
+
+    def cell(self, position: int) -> pa.Array:
+        """The cells at ``position``, as the file had them (``""`` where a row was shorter)."""
+        if position < len(self.cells):
+            return self.cells[position]
+        return pa.repeat("", len(self))
+
+    def value(self, canonical: str) -> pa.Array:
+        """A canonical column's values, trimmed of surrounding whitespace (``""`` if absent)."""
+        if canonical not in self._trimmed:
+            position = self.columns.get(canonical)
+            if position is None:
+                self._trimmed[canonical] = pa.repeat("", len(self))
+            else:
+                self._trimmed[canonical] = pc.utf8_trim_whitespace(self.cell(position))
+        return self._trimmed[canonical]
+
+    def row(self, index: int) -> InputRow:
+        """Row ``index`` as an :class:`InputRow` (for checks that look at one row closely)."""
+        width = int(self.widths[index].as_py())
+        cells = tuple(str(self.cells[p][index].as_py()) for p in range(min(width, len(self.cells))))
+        values = {
+            canonical: cells[position].strip() if position < len(cells) else ""
+            for canonical, position in self.columns.items()
+        }
+        return InputRow(
+            int(self.lines[index].as_py()), values, cells, self.header, self.column_names
+        )
+
+    def rows(self) -> Iterator[InputRow]:
+        """Every row as an :class:`InputRow` (small files and tests; large ones stay columnar)."""
+        return (self.row(i) for i in range(len(self)))
+
+    def take(self, indices: pa.Array | Sequence[int]) -> RawTable:
+        """The rows at ``indices``, in that order."""
+        picked = pa.array(indices, type=pa.int64())
+        return RawTable(
+            self.header,
+            self.columns,
+            pc.take(self.lines, picked),
+            tuple(pc.take(column, picked) for column in self.cells),
+            pc.take(self.widths, picked),
+        )
+
+    def without_blank_rows(self) -> RawTable:
+        """The table less rows whose every cell is empty or whitespace."""
+        if not len(self):
+            return self
+        blank = pa.repeat(True, len(self))
+        for column in self.cells:
+            blank = pc.and_(blank, pc.match_substring_regex(column, r"^\s*$"))
+        if not pc.any(blank).as_py():
+            return self
+        return self.take(pc.indices_nonzero(pc.invert(blank)))
+
+
+def concatenated(parts: Sequence[pa.Array], kind: pa.DataType) -> pa.Array:
+    """One array from batches of it."""
+    if not parts:
+        return pa.array([], type=kind)
+    return pa.concat_arrays([part.cast(kind) for part in parts])
+
+
+def table_from_records(
+    records: Iterable[tuple[int, list[str]]],
+    *,
+    header: tuple[str, ...],
+    columns: Mapping[str, int],
+) -> RawTable:
+    """A :class:`RawTable` from ``(line, cells)`` records, built in batches so a large file never
+    exists as Python objects all at once."""
+    line_parts: list[pa.Array] = []
+    width_parts: list[pa.Array] = []
+    cell_parts: list[list[pa.Array]] = []
+    rows_so_far = 0
+    batch: list[list[str]] = []
+    lines: list[int] = []
+
+    def flush() -> None:
+        nonlocal rows_so_far
+        if not batch:
+            return
+        widths = [len(cells) for cells in batch]
+        transposed = list(zip_longest(*batch, fillvalue=""))
+        for position, values in enumerate(transposed):
+            if position == len(cell_parts):  # a wider row than any before: earlier rows get ""
+                cell_parts.append([pa.array([""] * rows_so_far, type=pa.string())])
+            cell_parts[position].append(pa.array(values, type=pa.string()))
+        for position in range(len(transposed), len(cell_parts)):
+            cell_parts[position].append(pa.array([""] * len(batch), type=pa.string()))
+        line_parts.append(pa.array(lines, type=pa.int64()))
+        width_parts.append(pa.array(widths, type=pa.int32()))
+        rows_so_far += len(batch)
+        batch.clear()
+        lines.clear()
+
+    for line, cells in records:
+        lines.append(line)
+        batch.append(cells)
+        if len(batch) >= BATCH_ROWS:
+            flush()
+    flush()
+    cells_by_position = tuple(concatenated(parts, pa.string()) for parts in cell_parts)
+    return RawTable(
+        header=header,
+        columns=columns,
+        lines=concatenated(line_parts, pa.int64()),
+        cells=cells_by_position or tuple(EMPTY for _ in header),
+        widths=concatenated(width_parts, pa.int32()),
+    )

@@ -1,0 +1,132 @@
+"""Money in transit: what the service has paid out (its payouts' items) and the bank has not yet
+credited, on any day, and the period's roll-up per day and per month.
+
+For a day: **collected** is the payments of the payouts arriving that day (gross: the service
+invoices its fees separately, ``docs/service.md`` §6 Payouts), **deductions** the late failures
+those payouts took back, **paid out** the bank credits booked that day that pay a payout
+(``matched`` or ``matched_with_difference``; a suggestion is not paid out until a person
+confirms it). In transit at the end of a day = in transit the day before + collected −
+deductions − paid out, so the roll-up ties out to the penny by construction; what the closing
+balance is made of (payouts still waiting for their credit, differences on credits that arrived,
+and what was in transit before the period) is shown beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+import pandas as pd
+
+from ledger import Ledger
+from tasks.payouts._items import as_date
+from tasks.payouts._match import MATCHED, WITH_DIFFERENCE
+from tasks.payouts._reconcile import Reconciliation
+
+PAID_OUT = (MATCHED, WITH_DIFFERENCE)
+DAILY_COLUMNS = ("day", "collected", "deductions", "paid_out", "in_transit")
+
+
+@dataclass(frozen=True)
+class Balance:
+    """The period's money: opening, per day, per month, closing, and what the closing is."""
+
+    first: date
+    last: date
+    opening: int
+    daily: pd.DataFrame
+    awaiting: int  # payouts of the period the bank had not credited by the last day
+    differences: int  # payouts credited by then, less what was credited for them
+
+    @property
+    def collected(self) -> int:
+        return int(self.daily["collected"].sum())
+
+    @property
+    def deductions(self) -> int:
+        return int(self.daily["deductions"].sum())
+
+    @property
+    def paid_out(self) -> int:
+        return int(self.daily["paid_out"].sum())
+
+    @property
+    def closing(self) -> int:
+        return self.opening + self.collected - self.deductions - self.paid_out
+
+    @property
+    def earlier(self) -> int:
+        """What of the closing balance comes from payouts before the period."""
+        return self.closing - self.awaiting - self.differences
+
+    def monthly(self) -> pd.DataFrame:
+        """The roll-up per calendar month: opening, collected, deductions, paid out, closing."""
+        frame = self.daily.assign(month=[d.strftime("%Y-%m") for d in self.daily["day"]])
+        sums = frame.groupby("month", sort=True)[["collected", "deductions", "paid_out"]].sum()
+        closing = frame.groupby("month", sort=True)["in_transit"].last()
+        net = sums["collected"] - sums["deductions"] - sums["paid_out"]
+        months = sums.assign(opening=closing - net, in_transit=closing).reset_index()
+        return months[["month", "opening", "collected", "deductions", "paid_out", "in_transit"]]
+
+
+def in_transit_on(ledger: Ledger, biller: str, day: date) -> int:
+    """Pennies in transit at the end of ``day``, from what the ledger knows."""
+    after = day + timedelta(days=1)
+    return ledger.payout_net_before(biller, after) - ledger.paid_out_before(biller, after)
+
+
+def balance(reconciliation: Reconciliation, opening: int) -> Balance:
+    """The roll-up of ``reconciliation``'s period, from ``opening`` pennies in transit."""
+    first, last = reconciliation.first, reconciliation.last
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    payouts = reconciliation.in_period()
+    arrival = payouts["arrival_date"].map(as_date)
+    collected = payouts.groupby(arrival)["gross"].sum()
+    deducted = payouts.groupby(arrival)["deductions"].sum()
+    credits = reconciliation.credits_in_period()
+    credits = credits[credits["state"].isin(PAID_OUT)]
+    paid = credits.groupby(credits["booked_on"].map(as_date))["amount"].sum()
+    daily = pd.DataFrame({"day": days})
+    for name, series in (("collected", collected), ("deductions", deducted), ("paid_out", paid)):
+        daily[name] = np.array([int(series.get(d, 0)) for d in days], dtype=np.int64)
+    moves = daily["collected"] - daily["deductions"] - daily["paid_out"]
+    daily["in_transit"] = opening + moves.cumsum()
+    awaiting, differences = _closing_parts(reconciliation)
+    return Balance(first, last, opening, daily[list(DAILY_COLUMNS)], awaiting, differences)
+
+
+def _closing_parts(reconciliation: Reconciliation) -> tuple[int, int]:
+    """Payouts of the period not credited by its last day, and the differences of those that
+    were (links reaching outside the period count with what came before it)."""
+    first, last = reconciliation.first, reconciliation.last
+    period = reconciliation.in_period()
+    net = dict(zip(period["payout_id"], period["items_net"], strict=True))
+    credited = dict(
+        zip(reconciliation.credits["key"], reconciliation.credits["amount"], strict=True)
+    )
+    booked = {
+        str(k): as_date(d)
+        for k, d in zip(
+            reconciliation.credits["key"], reconciliation.credits["booked_on"], strict=True
+        )
+    }
+    awaiting = differences = 0
+    linked: set[str] = set()
+    for link in reconciliation.matches.links:
+        if link.state not in PAID_OUT:
+            continue
+        inside = all(p in net for p in link.payouts)
+        arrived = all(first <= booked[c] <= last for c in link.credits)
+        if inside and arrived:
+            differences += sum(int(net[p]) for p in link.payouts)
+            differences -= sum(int(credited[c]) for c in link.credits)
+            linked.update(link.payouts)
+        elif inside and all(booked[c] > last for c in link.credits):
+            continue  # credited after the period: waiting, below
+        else:
+            linked.update(link.payouts)  # reaches before the period: part of "earlier"
+    for payout_id, amount in net.items():
+        if payout_id not in linked:
+            awaiting += int(amount)
+    return awaiting, differences

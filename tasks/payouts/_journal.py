@@ -1,0 +1,163 @@
+"""The journal a bookkeeper imports: the clearing-account method (``docs/conventions.md`` §16
+The payout journal export).
+
+The service's collections sit in a clearing account until a payout moves them to the bank (with
+Xero connected the service books invoices into such an account itself, ``docs/service.md`` §6
+Payouts). So, for the period:
+
+- each **deduction** (a payment that failed after it was paid out) is owed again on its
+  invoice: debit receivables, credit clearing, on the payout's arrival date;
+- each **payout the bank credited** is a transfer: debit the bank with each credit, credit the
+  clearing account with each payout, and any difference to the differences (suspense) account,
+  on the credit's booking date. A payout still in transit, missing or only suggested has no
+  transfer yet.
+
+Every journal balances (debits = credits); amounts are pounds with two decimals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pandas as pd
+
+from tasks.payouts._balance import PAID_OUT
+from tasks.payouts._items import as_date
+from tasks.payouts._profiles import DEDUCTION
+from tasks.payouts._reconcile import Reconciliation
+from tasks.payouts.settings import JournalAccounts
+
+JOURNAL_HEADER = (
+    "date",
+    "journal",
+    "entry",
+    "account",
+    "debit",
+    "credit",
+    "reference",
+    "description",
+    "payout_id",
+    "document",
+    "payment_id",
+)
+
+
+def _pounds(pennies: int) -> str:
+    return f"{int(pennies) // 100}.{int(pennies) % 100:02d}" if pennies >= 0 else ""
+
+
+def _line(
+    day: object, journal: str, entry: str, account: str, debit: int, credit: int, **rest: str
+) -> list[str]:
+    return [
+        str(day),
+        journal,
+        entry,
+        account,
+        _pounds(debit) if debit else "",
+        _pounds(credit) if credit else "",
+        rest.get("reference", ""),
+        rest.get("description", ""),
+        rest.get("payout_id", ""),
+        rest.get("document", ""),
+        rest.get("payment_id", ""),
+    ]
+
+
+def journal_lines(reconciliation: Reconciliation, accounts: JournalAccounts) -> Iterator[list[str]]:
+    """The journal's lines (see the module docstring), in date order."""
+    entries = list(_deductions(reconciliation, accounts)) + list(
+        _transfers(reconciliation, accounts)
+    )
+    entries.sort(key=lambda lines: (lines[0][0], lines[0][1]))
+    for lines in entries:
+        yield from lines
+
+
+def _deductions(
+    reconciliation: Reconciliation, accounts: JournalAccounts
+) -> Iterator[list[list[str]]]:
+    period = set(reconciliation.in_period()["payout_id"])
+    items = reconciliation.items
+    chosen = items[(items["kind"] == DEDUCTION) & items["payout_id"].isin(list(period))]
+    for row in chosen.itertuples(index=False):
+        amount = -int(row.amount)
+        day = as_date(row.arrival_date)
+        journal = f"{row.reference}-D{int(row.position)}"
+        about = {
+            "reference": str(row.reference),
+            "payout_id": str(row.payout_id),
+            "document": str(row.doc),
+            "payment_id": str(row.payment_id),
+            "description": (
+                f"failed payment deducted from payout {row.reference}: {row.doc} owed again"
+            ),
+        }
+        yield [
+            _line(day, journal, "deduction", accounts.receivables_account, amount, 0, **about),
+            _line(day, journal, "deduction", accounts.clearing_account, 0, amount, **about),
+        ]
+
+
+def _transfers(
+    reconciliation: Reconciliation, accounts: JournalAccounts
+) -> Iterator[list[list[str]]]:
+    payouts = reconciliation.payouts.set_index("payout_id")
+    credits = reconciliation.credits.set_index("key")
+    period = set(reconciliation.in_period()["payout_id"])
+    for link in reconciliation.matches.links:
+        if link.state not in PAID_OUT or not any(p in period for p in link.payouts):
+            continue
+        days = [as_date(credits.loc[c, "booked_on"]) for c in link.credits]
+        if max(days) > reconciliation.last:
+            continue  # credited after the period: in transit at its end
+        refs = [str(payouts.loc[p, "reference"]) for p in link.payouts]
+        journal = "+".join(refs)
+        day = max(days)
+        lines = [
+            _line(
+                d,
+                journal,
+                "transfer",
+                accounts.bank_account,
+                int(credits.loc[c, "amount"]),
+                0,
+                reference=journal,
+                description=f"payout credited: {credits.loc[c, 'reference']}",
+            )
+            for c, d in zip(link.credits, days, strict=True)
+        ]
+        lines += [
+            _line(
+                day,
+                journal,
+                "transfer",
+                accounts.clearing_account,
+                0,
+                int(payouts.loc[p, "amount"]),
+                reference=str(payouts.loc[p, "reference"]),
+                payout_id=p,
+                description="payout moved from the clearing account to the bank",
+            )
+            for p in link.payouts
+        ]
+        if link.difference:
+            debit, credit = (0, link.difference) if link.difference > 0 else (-link.difference, 0)
+            lines.append(
+                _line(
+                    day,
+                    journal,
+                    "difference",
+                    accounts.differences_account,
+                    debit,
+                    credit,
+                    reference=journal,
+                    description="the bank credited a different amount",
+                )
+            )
+        yield lines
+
+
+def journal_frame(lines: list[list[str]]) -> pd.DataFrame:
+    """Journal lines as a frame (tests and checks: debits equal credits per journal)."""
+    return pd.DataFrame(lines, columns=list(JOURNAL_HEADER))

@@ -1,0 +1,303 @@
+"""Reading a payout report: the file through the shared finance-file reader, its layout from the
+payout profiles, every cell checked by whole columns.
+
+A report with any unusable line is refused whole, naming the file, the line, the column and the
+reason (``docs/conventions.md`` §8 Bad input): nothing of it is kept. Refused: a file no layout
+describes, a cell that is not a date or an amount of pounds, a line type the layout does not
+know, a payment line with a negative amount, a line naming no invoice, payment request or
+payment, a payout whose reference, arrival date or amount differ between its lines, a payment
+twice in one payout, a line with more cells than the header.
+
+The report is one row per payout item. :class:`PayoutReport` keeps the items (signed pennies:
+payments positive, deductions negative) and the payouts (totals per payout) as pandas frames.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tasks.common.finance_files import InputFileError, LoadedTable, load_table
+from tasks.payouts._items import DATE, ITEM_TEXT, Problem, from_ledger, payouts_of
+from tasks.payouts._profiles import DEDUCTION, PAYMENT, ReportProfile, available_report_profiles
+from tasks.payouts._values import dates_column, distinct, pennies_column
+
+HEAD_BYTES = 64 * 1024
+HEADER_ROWS = 10
+
+
+class PayoutReportRefused(Exception):
+    """The report cannot be used; nothing of it is kept. ``problems`` lists every bad cell."""
+
+    def __init__(self, where: str, reason: str, problems: Sequence[Problem] = ()) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where = where
+        self.reason = reason
+        self.problems = list(problems)
+
+
+@dataclass(frozen=True)
+class PayoutReport:
+    """A payout report read: its items, its payouts, and how it was read."""
+
+    file: str
+    sha256: str
+    profile: str
+    items: pd.DataFrame
+    payouts: pd.DataFrame
+
+    @property
+    def first_day(self) -> object:
+        """The first arrival date (None for a report without payouts)."""
+        return self.payouts["arrival_date"].min() if len(self.payouts) else None
+
+    @property
+    def last_day(self) -> object:
+        return self.payouts["arrival_date"].max() if len(self.payouts) else None
+
+
+def read_payout_report(
+    path: Path, *, profile: ReportProfile | None = None, profiles: Sequence[ReportProfile] = ()
+) -> PayoutReport:
+    """Read ``path`` (see the module docstring); :class:`PayoutReportRefused` when refused."""
+    loaded, chosen = _load(path, [profile] if profile else list(profiles) or None)
+    if isinstance(loaded, str):  # a header and no payouts: an export of a period without any
+        empty = from_ledger([], [])
+        return PayoutReport(str(path), loaded, chosen.name, empty, payouts_of(empty))
+    items, problems = _items(loaded, chosen)
+    if problems:
+        problems.sort(key=lambda p: p.line)
+        first = problems[0]
+        more = f" ({len(problems) - 1} more problem(s) in the file)" if len(problems) > 1 else ""
+        raise PayoutReportRefused(str(path), f"{first}{more}; nothing was kept", problems)
+    return PayoutReport(str(path), loaded.sha256, chosen.name, items, payouts_of(items))
+
+
+def is_payout_report(path: Path) -> str | None:
+    """None when ``path`` reads as a payout report, else why not (the inbox's detector)."""
+    try:
+        read_payout_report(path)
+    except PayoutReportRefused as exc:
+        return exc.reason
+    return None
+
+
+def _load(
+    path: Path, profiles: list[ReportProfile] | None
+) -> tuple[LoadedTable | str, ReportProfile]:
+    """The file read by the layout that recognises most of its header (user layouts first on a
+    tie) among those whose required columns the header has (the file's digest instead of the
+    table when it has the header and no line)."""
+    candidates = profiles if profiles is not None else available_report_profiles()
+    answers: list[str] = []
+    for candidate in _ranked(path, candidates):
+        try:
+            return load_table(path, candidate.spec), candidate
+        except InputFileError as exc:
+            text = str(exc).removeprefix(f"{path}: ")
+            if text.startswith(("cannot be read", "is empty", "is binary", "unreadable")):
+                raise PayoutReportRefused(str(path), text) from exc
+            if text.startswith("has a header row") and text.endswith("but no data rows"):
+                return hashlib.sha256(path.read_bytes()).hexdigest(), candidate
+            answers.append(f"{candidate.name} ({candidate.origin}): {text}")
+    raise PayoutReportRefused(
+        str(path),
+        "not a payout report billops knows; each layout says: "
+        + " | ".join(answers)
+        + ". Describe its columns in $BILLOPS_HOME/payout-profiles/NAME.yaml",
+    )
+
+
+def _ranked(path: Path, candidates: list[ReportProfile]) -> list[ReportProfile]:
+    """Layouts by how many cells of the file's first lines they recognise (a sniff of the first
+    64 KiB; a workbook or an unreadable file keeps the given order)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return candidates
+    if head.startswith(b"PK"):
+        return candidates
+    text = head.decode("utf-8-sig", errors="replace")
+    delimiter = max(",;\t", key=lambda d: text.split("\n", 1)[0].count(d))
+    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))[:HEADER_ROWS]
+    score = {p.name: max((p.spec.recognised(r) for r in rows), default=0) for p in candidates}
+    # On a tie: a user's layout first, then the most specific (fewest header names).
+    return sorted(
+        candidates,
+        key=lambda p: (-score[p.name], p.origin != "user", sum(map(len, p.columns.values()))),
+    )
+
+
+def _items(loaded: LoadedTable, profile: ReportProfile) -> tuple[pd.DataFrame, list[Problem]]:
+    table = loaded.table
+    names = table.column_names
+    lines = np.asarray(table.lines.to_numpy(), dtype=np.int64)
+    problems = _shape_problems(loaded, lines)
+    days, bad_days, why = dates_column(table.value("arrival_date"))
+    problems += _bad(lines, bad_days, names["arrival_date"], table.value("arrival_date"), why)
+    amounts: dict[str, np.ndarray] = {}
+    for name in ("payout_amount", "item_amount"):
+        amounts[name], bad, why = pennies_column(table.value(name))
+        problems += _bad(lines, bad, names[name], table.value(name), why)
+    kinds, signed, wrong = _kinds(table.value("item_type"), amounts["item_amount"], profile)
+    column = names.get("item_type", "")
+    problems += [Problem(int(lines[i]), column, value, reason) for i, value, reason in wrong]
+    # Built as Arrow columns and handed to pandas as they are (text stays Arrow-backed: no
+    # Python string per cell).
+    columns = {
+        "line": pa.array(lines),
+        **{name: table.value(name) for name in ITEM_TEXT},
+        "arrival_date": days,
+        "payout_amount": pa.array(amounts["payout_amount"]),
+        "kind": pa.array(kinds, pa.string()),
+        "amount": pa.array(signed),
+    }
+    frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
+    frame["position"] = frame.groupby("payout_id", sort=False).cumcount().astype("int64")
+    if not problems:
+        problems += _inconsistent(frame, names)
+    return frame, problems
+
+
+def _shape_problems(loaded: LoadedTable, lines: np.ndarray) -> list[Problem]:
+    """Lines wider than the header, and required cells left empty."""
+    table = loaded.table
+    width = len(table.header)
+    wide = np.flatnonzero(np.asarray(table.widths.to_numpy()) > width)
+    problems = [
+        Problem(int(lines[i]), "", "", f"has more cells than the header's {width}") for i in wide
+    ]
+    for name in ("payout_id", "arrival_date", "payout_amount", "item_amount"):
+        empty = np.flatnonzero(_mask(pc.equal(table.value(name), "")))
+        problems += [
+            Problem(int(lines[i]), table.column_names[name], "", "is empty") for i in empty
+        ]
+    return problems
+
+
+def _mask(values: pa.Array) -> np.ndarray:
+    return np.asarray(pc.fill_null(values, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _bad(
+    lines: np.ndarray, bad: np.ndarray, column: str, values: pa.Array, why: list[str]
+) -> list[Problem]:
+    rows = np.flatnonzero(bad)
+    texts = pc.take(values, pa.array(rows)).to_pylist() if len(rows) else []
+    return [
+        Problem(int(lines[i]), column, str(text), reason)
+        for i, text, reason in zip(rows, texts, why, strict=True)
+        if text != ""  # an empty cell is reported once, as empty
+    ]
+
+
+def _kinds(
+    words: pa.Array, amounts: np.ndarray, profile: ReportProfile
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str, str]]]:
+    """Each line's kind and signed amount (deductions negative), and the lines that are wrong."""
+    if "item_type" not in profile.columns or not pc.any(pc.not_equal(words, "")).as_py():
+        kinds = np.where(amounts < 0, DEDUCTION, PAYMENT)
+        return kinds.astype(object), amounts, []
+    known, indices = distinct(words, lambda w: profile.kind_of(w) or "")
+    looked_up = np.array(known, dtype=object)[indices]
+    problems: list[tuple[int, str, str]] = []
+    texts = words.to_numpy(zero_copy_only=False)
+    unknown = np.flatnonzero(looked_up == "")
+    listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in profile.item_types.items())
+    problems += [
+        (int(i), str(texts[i]), f"is not a line type of the layout ({listed})") for i in unknown
+    ]
+    deduction = looked_up == DEDUCTION
+    signed = amounts.copy()
+    if profile.deductions == "positive":
+        wrong = deduction & (amounts < 0)
+        signed[deduction] = -amounts[deduction]
+    elif profile.deductions == "negative":
+        wrong = deduction & (amounts > 0)
+    else:
+        wrong = np.zeros(len(amounts), dtype=bool)
+        signed[deduction] = -np.abs(amounts[deduction])
+    problems += [
+        (int(i), str(texts[i]), f"a deduction's amount must be {profile.deductions} in this layout")
+        for i in np.flatnonzero(wrong)
+    ]
+    negative_payment = (looked_up == PAYMENT) & (amounts < 0)
+    problems += [
+        (int(i), str(texts[i]), "a payment line cannot have a negative amount (a deduction?)")
+        for i in np.flatnonzero(negative_payment)
+    ]
+    return looked_up, signed, problems
+
+
+def _inconsistent(frame: pd.DataFrame, names: dict[str, str]) -> list[Problem]:
+    """Lines that contradict the first line of their payout, lines naming no document, and a
+    payment twice in one payout."""
+    problems: list[Problem] = []
+    first = frame.groupby("payout_id", sort=False).transform("first")
+    for field in ("reference", "arrival_date", "payout_amount"):
+        if field == "reference" and field not in names:
+            continue
+        differs = (frame[field] != first[field]).to_numpy(dtype=bool)
+        for row in np.flatnonzero(differs)[:20]:
+            problems.append(
+                Problem(
+                    int(frame["line"].iat[row]),
+                    names[field],
+                    str(frame[field].iat[row]),
+                    f"differs from the first line of payout {frame['payout_id'].iat[row]} "
+                    f"({first[field].iat[row]})",
+                )
+            )
+    documents = [
+        n
+        for n in (
+            "invoice_number",
+            "payment_request_number",
+            "payment_id",
+            "invoice_id",
+            "payment_request_id",
+        )
+        if n in names
+    ]
+    nothing = np.logical_and.reduce([(frame[n] == "").to_numpy(dtype=bool) for n in documents])
+    for row in np.flatnonzero(nothing)[:20]:
+        problems.append(
+            Problem(
+                int(frame["line"].iat[row]), "", "", "names no invoice, payment request or payment"
+            )
+        )
+    if "payment_id" in names:
+        named = frame[frame["payment_id"] != ""]
+        twice = named.duplicated(["payout_id", "payment_id", "kind"], keep="first")
+        for row in named.index[twice.to_numpy(dtype=bool)][:20]:
+            problems.append(
+                Problem(
+                    int(frame["line"].iat[row]),
+                    names["payment_id"],
+                    str(frame["payment_id"].iat[row]),
+                    f"appears twice in payout {frame['payout_id'].iat[row]}",
+                )
+            )
+    return problems
+
+
+def items_digest(items: pd.DataFrame) -> pd.Series:
+    """A digest of each payout's items (order-insensitive): a report showing a payout's items
+    differently rewrites them in the ledger, the same items change nothing."""
+    columns = ["kind", "amount", *ITEM_TEXT[2:]]
+    hashed = pd.util.hash_pandas_object(items[columns].astype(str), index=False)
+    grouped = pd.DataFrame({"payout_id": items["payout_id"], "h": hashed.to_numpy()})
+    grouped["n"] = 1
+    sums = grouped.groupby("payout_id", sort=False).sum()  # uint64 sums wrap: still a digest
+    text = sums["h"].astype(str) + ":" + sums["n"].astype(str)
+    return text.map(lambda value: hashlib.sha256(value.encode()).hexdigest())

@@ -1,0 +1,149 @@
+"""What one run reconciles, gathered from the ledger (and the report in hand): the period, and
+the payouts, items and credits of a window of working days around it.
+
+The period is what the caller names, else the report's arrival dates (a report given), else
+the last :data:`DEFAULT_DAYS` days up to the last day the ledger knows of (payouts or bank
+statements), reaching back to the oldest payout not yet matched — never the machine's clock, so
+a rerun on the same data says the same. The window
+reaches ``window`` working days (and one more) before the period, for payouts whose credit falls
+inside it, and as far after it, for credits of the period's last payouts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import pandas as pd
+
+from billing_api import BillingClient
+from ledger import Ledger
+from ledger.payouts import PayoutRecord
+from tasks.common.working_days import add_working_days
+from tasks.payouts._credits import credits_frame
+from tasks.payouts._items import as_date, from_ledger, payouts_from_records
+from tasks.payouts._match import MATCHED
+from tasks.payouts._reconcile import Scope
+from tasks.payouts._report import PayoutReport
+from tasks.payouts._service import document_keys, fetch_documents
+
+DEFAULT_DAYS = 31
+DOCUMENT_LOOKBACK_DAYS = 14  # a document is updated when paid (before its payout) and paid out
+LONDON = ZoneInfo("Europe/London")
+
+
+def choose_period(
+    ledger: Ledger,
+    biller: str,
+    report: PayoutReport | None,
+    start: date | None,
+    end: date | None,
+) -> tuple[date, date] | None:
+    """The period to report (see the module docstring); None when nothing is known yet."""
+    span = ledger.payout_span(biller)
+    coverage = ledger.bank_coverage(biller)
+    known = [d for pair in (span, coverage) if pair for d in pair]
+    if report is not None and report.first_day is not None:
+        first, last = as_date(report.first_day), as_date(report.last_day)
+    elif known:
+        last = max(known)
+        first = max(min(known), last - timedelta(days=DEFAULT_DAYS - 1))
+        open_days = [r.day for r in ledger.payout_results(biller, "payout") if r.state != MATCHED]
+        first = min([first, *open_days])  # what is still open stays in the report
+    else:
+        return None
+    first, last = start or first, end or last
+    if first > last:
+        raise ValueError(f"the period starts ({first}) after it ends ({last})")
+    return first, last
+
+
+Documents = Callable[[set[str], set[str], datetime], pd.DataFrame]
+
+
+def from_the_service(client: BillingClient) -> Documents:
+    """The named invoices and payment requests, fetched through ``client`` (read only)."""
+
+    def fetch(invoices: set[str], requests: set[str], since: datetime) -> pd.DataFrame:
+        return fetch_documents(client, invoices=invoices, requests=requests, since=since)
+
+    return fetch
+
+
+def gather(
+    ledger: Ledger,
+    documents: Documents,
+    biller: str,
+    period: tuple[date, date],
+    *,
+    report: PayoutReport | None,
+    window: int,
+) -> Scope:
+    """The scope of one reconciliation (see the module docstring); ``documents`` answers which
+    invoices and payment requests the service holds (:func:`from_the_service`)."""
+    first, last = period
+    since = add_working_days(first, -(window + 1))
+    until = add_working_days(last, window + 1)
+    records = ledger.payouts_between(biller, since, last)
+    payouts = payouts_from_records(records)
+    items = _items(ledger, biller, records, report)
+    credits = credits_frame(ledger.payout_credits_between(biller, since, until))
+    history = _history(ledger, biller, items)
+    kinds, numbers = document_keys(history)  # the scope's items are among them
+    moment = datetime.combine(since - timedelta(days=DOCUMENT_LOOKBACK_DAYS), time(0), LONDON)
+    found = documents(
+        set(pd.unique(numbers[kinds == "invoice"])) - {""},
+        set(pd.unique(numbers[kinds == "payment_request"])) - {""},
+        moment,
+    )
+    return Scope(
+        first=first,
+        last=last,
+        payouts=payouts,
+        items=items,
+        credits=credits,
+        coverage=ledger.bank_coverage(biller),
+        documents=found,
+        history=history,
+        twice=ledger.payments_paid_out_twice(biller),
+        window=window,
+    )
+
+
+def _items(
+    ledger: Ledger,
+    biller: str,
+    records: list[PayoutRecord],
+    report: PayoutReport | None,
+) -> pd.DataFrame:
+    """The scope's items: the report's own (with their lines) and the ledger's for the rest."""
+    in_report = set(report.payouts["payout_id"]) if report is not None else set()
+    others = [r for r in records if r.payout_id not in in_report]
+    parts = []
+    if report is not None:
+        wanted = {r.payout_id for r in records}
+        parts.append(report.items[report.items["payout_id"].isin(list(wanted))])
+    if others:
+        rows = ledger.payout_items(biller, [r.payout_id for r in others])
+        parts.append(from_ledger(rows, others))
+    if not parts:
+        return from_ledger([], [])
+    return (
+        pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
+    )
+
+
+def _history(ledger: Ledger, biller: str, items: pd.DataFrame) -> pd.DataFrame:
+    """Items of any payout that pair deductions with payments: the scope's, every deduction the
+    ledger knows, and the payments those deductions name (by payment id or document)."""
+    deductions = ledger.payout_deduction_items(biller)
+    payment_ids = sorted({str(d[4]) for d in deductions if d[4]})
+    # By document only where a deduction names no payment (an index-less look-up).
+    numbers = sorted({str(n) for d in deductions if not d[4] for n in (d[5], d[6]) if n})
+    rows = deductions + ledger.payout_items_of_payments(biller, payment_ids)
+    rows += ledger.payout_items_of_documents(biller, numbers)
+    ids = sorted({str(r[0]) for r in rows})
+    known = from_ledger(rows, ledger.payouts_by_id(biller, ids)) if rows else from_ledger([], [])
+    merged = pd.concat([items, known], ignore_index=True)
+    return merged.drop_duplicates(["payout_id", "position"], keep="first").reset_index(drop=True)

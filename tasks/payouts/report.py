@@ -1,0 +1,294 @@
+"""What a reconciliation hands back to people (``docs/conventions.md`` §9 Reports):
+
+- ``reconciliation.csv``: one row per payout of the period with every check, its state and the
+  reasons, and one per bank credit from the service that no payout of the period explains;
+- ``exceptions.csv``: only what needs a person — payouts not matched or in transit, items the
+  service disagrees with, unexpected and suggested credits — each with what to do;
+- ``journal.csv``: the clearing-account journal (``_journal``);
+- ``reconciliation.png``: the picture (``_chart``);
+- a markdown summary that ties out (opening in transit + collected − deductions − paid out =
+  closing in transit) and a table of the payouts, on the flow run.
+
+Every CSV goes through the shared writer (formula cells neutralised, atomic, UTF-8 with BOM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from tasks.common.reports import write_csv_atomically
+from tasks.payouts._balance import Balance
+from tasks.payouts._items import as_date
+from tasks.payouts._match import (
+    IN_TRANSIT,
+    ITEM_MISMATCH,
+    MATCHED,
+    MISSING,
+    SUGGESTED,
+    UNEXPECTED,
+    WITH_DIFFERENCE,
+)
+from tasks.payouts._reconcile import Reconciliation, money
+
+RECONCILIATION_HEADER = (
+    "state",
+    "kind",
+    "payout_id",
+    "reference",
+    "date",
+    "payout_amount",
+    "items",
+    "payments",
+    "deductions",
+    "items_net",
+    "check_items",
+    "check_bank",
+    "bank_credit_dates",
+    "bank_credited",
+    "bank_difference",
+    "confidence",
+    "check_service",
+    "deductions_explained",
+    "reasons",
+)
+EXCEPTIONS_HEADER = (
+    "state",
+    "kind",
+    "payout_id",
+    "reference",
+    "date",
+    "amount",
+    "difference",
+    "document",
+    "report_line",
+    "reason",
+    "what_to_do",
+)
+WHAT_TO_DO = {
+    MISSING: "ask the service about this payout (quote its reference); check the bank statement "
+    "covers the days after its arrival date",
+    ITEM_MISMATCH: "look at the named invoices and payment requests at the service and in the "
+    "payout report",
+    WITH_DIFFERENCE: "ask the service why the bank credited a different amount",
+    SUGGESTED: "confirm or reject the pair: only the amount and the date agree",
+    UNEXPECTED: "find the payout this credit pays: load the payout report that shows it",
+}
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """Where a run's files are."""
+
+    reconciliation: Path
+    exceptions: Path
+    journal: Path
+    picture: Path
+
+
+def report_files(folder: Path, stem: str | None) -> ReportFiles:
+    """``<stem>.reconciliation.csv`` etc. next to a report, or plain names in ``folder``."""
+    prefix = f"{stem}." if stem else ""
+    return ReportFiles(
+        folder / f"{prefix}reconciliation.csv",
+        folder / f"{prefix}exceptions.csv",
+        folder / f"{prefix}journal.csv",
+        folder / f"{prefix}reconciliation.png",
+    )
+
+
+def _pounds(pennies: object) -> str:
+    value = int(pennies)  # type: ignore[call-overload]
+    sign = "-" if value < 0 else ""
+    return f"{sign}{abs(value) // 100}.{abs(value) % 100:02d}"
+
+
+def payout_rows(reconciliation: Reconciliation) -> Iterator[list[str]]:
+    """``reconciliation.csv``'s rows: the period's payouts, then credits no payout explains."""
+    for r in reconciliation.in_period().to_dict("records"):
+        check_items = (
+            "ok" if r["items_difference"] == 0 else f"differs by {money(r['items_difference'])}"
+        )
+        check_service = (
+            "ok" if r["bad_items"] == 0 else f"{r['bad_items']} of {r['items']} items disagree"
+        )
+        yield [
+            r["state"],
+            "payout",
+            r["payout_id"],
+            r["reference"],
+            str(as_date(r["arrival_date"])),
+            _pounds(r["amount"]),
+            str(r["items"]),
+            _pounds(r["gross"]),
+            _pounds(r["deductions"]),
+            _pounds(r["items_net"]),
+            check_items,
+            r["check_bank"],
+            r["credit_days"],
+            _pounds(r["bank_amount"]) if r["credit_keys"] else "",
+            _pounds(r["bank_difference"]) if r["credit_keys"] else "",
+            f"{r['confidence']:.2f}" if r["check_bank"] == SUGGESTED else "",
+            check_service,
+            r["deduction_notes"],
+            r["reasons"],
+        ]
+    for r in _lone_credits(reconciliation).to_dict("records"):
+        yield [
+            r["state"],
+            "credit",
+            "",
+            r["reference"],
+            str(as_date(r["booked_on"])),
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            r["state"],
+            str(as_date(r["booked_on"])),
+            _pounds(r["amount"]),
+            "",
+            "",
+            "",
+            "",
+            f"bank line {r['line']}: {r['how']} ({r['payer']} {r['text']})".strip(),
+        ]
+
+
+def _lone_credits(reconciliation: Reconciliation) -> pd.DataFrame:
+    credits = reconciliation.credits_in_period()
+    period = set(reconciliation.in_period()["payout_id"])
+    linked = credits["payout_ids"].map(lambda ids: any(p in period for p in str(ids).split()))
+    return credits[~linked.astype(bool)]
+
+
+def exception_rows(reconciliation: Reconciliation) -> Iterator[list[str]]:
+    """``exceptions.csv``'s rows: only what needs a person."""
+    period = reconciliation.in_period()
+    for r in period[period["needs_attention"]].to_dict("records"):
+        yield [
+            r["state"],
+            "payout",
+            r["payout_id"],
+            r["reference"],
+            str(as_date(r["arrival_date"])),
+            _pounds(r["amount"]),
+            _pounds(r["bank_difference"] or r["items_difference"]),
+            "",
+            "",
+            r["reasons"],
+            WHAT_TO_DO.get(str(r["state"]), ""),
+        ]
+    items = reconciliation.items
+    bad = items[~items["ok"].astype(bool) & items["payout_id"].isin(list(period["payout_id"]))]
+    for r in bad.to_dict("records"):
+        yield [
+            ITEM_MISMATCH,
+            "item",
+            r["payout_id"],
+            r["reference"],
+            str(as_date(r["arrival_date"])),
+            _pounds(r["amount"]),
+            "",
+            r["doc"],
+            str(r["line"] or ""),
+            r["note"],
+            WHAT_TO_DO[ITEM_MISMATCH],
+        ]
+    credits = reconciliation.credits_in_period()
+    for r in credits[credits["state"].isin([UNEXPECTED, SUGGESTED])].to_dict("records"):
+        yield [
+            r["state"],
+            "credit",
+            r["payout_ids"],
+            r["reference"],
+            str(as_date(r["booked_on"])),
+            _pounds(r["amount"]),
+            "",
+            "",
+            "",
+            f"bank line {r['line']}: {r['how']}",
+            WHAT_TO_DO[str(r["state"])],
+        ]
+
+
+def write_reports(
+    reconciliation: Reconciliation, journal: list[list[str]], files: ReportFiles
+) -> ReportFiles:
+    """The three CSV files (the picture is drawn separately)."""
+    from tasks.payouts._journal import JOURNAL_HEADER
+
+    write_csv_atomically(files.reconciliation, RECONCILIATION_HEADER, payout_rows(reconciliation))
+    write_csv_atomically(files.exceptions, EXCEPTIONS_HEADER, exception_rows(reconciliation))
+    write_csv_atomically(files.journal, JOURNAL_HEADER, journal)
+    return files
+
+
+def summary_markdown(
+    reconciliation: Reconciliation,
+    balance: Balance,
+    counts: dict[str, int],
+    files: ReportFiles,
+    *,
+    biller: str,
+) -> list[str]:
+    """The run's summary for people: the tie-out, the states, the files (with the picture)."""
+    lines = [
+        f"# Payout reconciliation: {biller}, {balance.first} to {balance.last}",
+        "",
+        "| | |",
+        "|---|---:|",
+        f"| In transit on {balance.first} (opening) | {money(balance.opening)} |",
+        f"| + collected (payments in payouts) | {money(balance.collected)} |",
+        f"| − deductions (late failures) | {money(balance.deductions)} |",
+        f"| − paid out (bank credits for payouts) | {money(balance.paid_out)} |",
+        f"| **= in transit on {balance.last} (closing)** | **{money(balance.closing)}** |",
+        "",
+        f"The closing balance is: payouts of the period not yet credited {money(balance.awaiting)}"
+        f"; differences on payouts credited {money(balance.differences)}; from before the period"
+        f" {money(balance.earlier)}.",
+        "",
+        "| state | count |",
+        "|---|---:|",
+        *[f"| {state} | {count} |" for state, count in counts.items()],
+        "",
+    ]
+    shown = [
+        s for s in (MISSING, ITEM_MISMATCH, WITH_DIFFERENCE, SUGGESTED, UNEXPECTED) if counts.get(s)
+    ]
+    needs = ", ".join(f"{counts[s]} {s}" for s in shown)
+    lines.append(
+        f"**Needs a person:** {needs}; see the exceptions file."
+        if shown
+        else f"Nothing needs a person: every payout is {MATCHED} or {IN_TRANSIT}."
+    )
+    lines += [
+        "",
+        f"![payouts and bank credits by day]({files.picture.as_uri()})",
+        "",
+        f"- picture: [{files.picture.name}]({files.picture.as_uri()}) (`{files.picture}`)",
+        f"- every payout: `{files.reconciliation}`",
+        f"- what needs a person: `{files.exceptions}`",
+        f"- journal (clearing-account method): `{files.journal}`",
+        "",
+        "| month | opening | collected | deductions | paid out | closing |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for m in balance.monthly().to_dict("records"):
+        lines.append(
+            f"| {m['month']} | {money(m['opening'])} | {money(m['collected'])} | "
+            f"{money(m['deductions'])} | {money(m['paid_out'])} | {money(m['in_transit'])} |"
+        )
+    return lines
+
+
+def table_rows(reconciliation: Reconciliation) -> list[dict[str, object]]:
+    """The table artifact: one row per payout of the period (and lone credits)."""
+    return [
+        dict(zip(RECONCILIATION_HEADER, row, strict=True)) for row in payout_rows(reconciliation)
+    ]
