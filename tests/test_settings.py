@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ledger.settings import BillopsSettings
-from tasks.payment_request_files import write_service_csv
+from tasks.payment_requests import write_service_csv
 
 
 def test_home_moves_every_default_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

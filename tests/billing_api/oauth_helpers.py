@@ -1,6 +1,6 @@
 """Helpers of the OAuth / refresh / token-store tests (importable by spawned worker processes).
 
-The store subclasses below only add test hooks (a gate on ``write``, a no-op lock, failing writes,
+The store subclasses below only add test hooks (a gate on ``write``, no lock at all, failing writes,
 a stale first read); every token still goes through the real sandbox over HTTP.
 """
 
@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from billing_api._exceptions import BillingApiError
-from billing_api._file_store import FileTokenStore
-from billing_api._tokens import StaleTokenSet, TokenManager, TokenSet, utc_now
-from billing_api.oauth import ClientCredentials, OAuthClient
+from billing_api import (
+    BillingApiError,
+    ClientCredentials,
+    FileTokenStore,
+    LockHolder,
+    OAuthClient,
+    RefreshLock,
+    StaleTokenSet,
+    TokenManager,
+    TokenSet,
+    utc_now,
+)
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 
 LOGIN_COMMAND = "billops auth login --block acme"
+RECOVER_COMMAND = "billops auth recover --block acme"
 
 
 _OPEN: list[OAuthClient] = []
@@ -60,38 +69,11 @@ def file_store(
     path: Path, tokens: TokenSet, cls: type[FileTokenStore] = FileTokenStore, **kw: Any
 ) -> FileTokenStore:
     """A ``cls`` store at ``path`` (name ``acme``) holding ``tokens``."""
-    store = cls(path, name="acme", reauthorize_command=LOGIN_COMMAND, **kw)
+    store = cls(
+        path, name="acme", reauthorize_command=LOGIN_COMMAND, recover_command=RECOVER_COMMAND, **kw
+    )
     store.initialize(tokens)
     return store
-
-
-def grants(admin: SandboxAdmin, biller_id: str) -> dict[str, int]:
-    """The sandbox's counts of token grants and ``invalid_grant`` answers for one biller."""
-    stats = admin.biller_stats(biller_id)
-    return {**stats.get("tokenGrants", {}), "invalid_grant": stats.get("invalidGrant", 0)}
-
-
-def plan_faults(admin: SandboxAdmin, *rules: dict[str, Any], seed: int = 7) -> None:
-    """Replace the sandbox's fault plan (rules use the admin API's camelCase names)."""
-    response = admin.http.post("/_sandbox/faults", json={"seed": seed, "rules": list(rules)})
-    assert response.status_code == 200, response.text
-
-
-def clear_faults(admin: SandboxAdmin) -> None:
-    assert admin.http.delete("/_sandbox/faults").status_code == 204
-
-
-class Clock:
-    """An injected clock that tests move by hand."""
-
-    def __init__(self, start: datetime | None = None) -> None:
-        self.value = start or utc_now()
-
-    def __call__(self) -> datetime:
-        return self.value
-
-    def advance(self, seconds: float) -> None:
-        self.value += timedelta(seconds=seconds)
 
 
 # --- store hooks ----------------------------------------------------------------------------
@@ -122,11 +104,35 @@ class GatedWriteStore(FileTokenStore):
         super().write(tokens, expected_rotation=expected_rotation)
 
 
-class NoLockGatedStore(GatedWriteStore):
-    """The same, with the refresh lock replaced by nothing (what a bare block save gives)."""
+class NoLock:
+    """A refresh lock that never excludes anyone (what a bare block save gives)."""
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
+    description = "no lock"
+
+    def try_acquire(self, wait: float) -> bool:
+        return True
+
+    def still_held(self) -> bool:
+        return True
+
+    def release(self, stored_rotation: int | None = None) -> None:
+        """Nothing to give back."""
+
+    def holder(self) -> LockHolder | None:
+        return None
+
+    def untouched_since_release(self) -> int | None:
+        return None
+
+    def peek_rotation(self) -> int | None:
+        return None
+
+
+class NoLockGatedStore(GatedWriteStore):
+    """The same, with the refresh lock replaced by nothing."""
+
+    def refresh_lock(self) -> NoLock:  # type: ignore[override]
+        return NoLock()
 
 
 class FailingWriteStore(FileTokenStore):
@@ -174,7 +180,10 @@ def race_once(manager: TokenManager, barrier: threading.Barrier) -> Any:
 
 
 @contextlib.contextmanager
-def held(lock: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
-    """Hold a store's lock for the duration of the block."""
-    with lock():
+def held(lock: RefreshLock) -> Iterator[None]:
+    """Hold ``lock`` for the duration of the block."""
+    assert lock.try_acquire(5), f"{lock.description} is held by {lock.holder()}"
+    try:
         yield
+    finally:
+        lock.release()

@@ -8,11 +8,14 @@ from typing import Any
 
 import httpx
 
-from billing_api._auth import RefreshingAuth
-from billing_api._exceptions import BillingApiError
-from billing_api._file_store import FileTokenStore
-from billing_api._tokens import TokenManager
-from billing_api.oauth import ClientCredentials, OAuthClient
+from billing_api import (
+    BillingApiError,
+    ClientCredentials,
+    FileTokenStore,
+    OAuthClient,
+    RefreshingAuth,
+    TokenManager,
+)
 
 
 def hammer(

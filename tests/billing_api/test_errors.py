@@ -1,4 +1,4 @@
-"""Typed errors from real sandbox answers, and how requests are built (issue 5 §1 "Errors").
+"""Typed errors from real sandbox answers, and how requests are built.
 
 Every typed error carries the status, the parsed ``errors[].type`` list, the raw body and the
 request id; none of them shows the token.
@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from billing_api import StaticTokenAuth
 from billing_api._base_client import SyncAPIClient
 from billing_api._base_request import USER_AGENT
 from billing_api._exceptions import (
@@ -27,7 +28,6 @@ from billing_api._exceptions import (
     UnexpectedResponse,
     Unprocessable,
 )
-from tests.billing_api.conftest import StaticBearer
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 
 PERSON = [{"firstName": "Pat", "email": "pat@example.com"}]
@@ -46,7 +46,7 @@ def client(
     with (
         httpx.Client(event_hooks=hooks) as http,
         SyncAPIClient(
-            f"{sandbox}/api", StaticBearer(biller_token.access_token), http_client=http
+            f"{sandbox}/api", StaticTokenAuth(biller_token.access_token), http_client=http
         ) as api,
     ):
         yield api
@@ -91,7 +91,7 @@ def test_a_write_with_a_read_only_token_is_forbidden(sandbox: str, admin: Sandbo
     body = {"name": "Nope Ltd", "people": PERSON}
 
     with (
-        SyncAPIClient(f"{sandbox}/api", StaticBearer(tokens.access_token)) as client,
+        SyncAPIClient(f"{sandbox}/api", StaticTokenAuth(tokens.access_token)) as client,
         pytest.raises(Forbidden) as raised,
     ):
         client.request("customers.create", json=body)

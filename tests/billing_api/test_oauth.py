@@ -11,24 +11,25 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from billing_api._exceptions import OAuthError, OutcomeUnknown, TransportError
-from billing_api._tokens import utc_now
-from billing_api.oauth import (
+from billing_api import (
     ClientCredentials,
     OAuthClient,
+    OAuthError,
+    OutcomeUnknown,
     TokenResponse,
+    TransportError,
     build_authorize_url,
     new_state,
     pkce_pair,
+    utc_now,
 )
 from tests.billing_api.oauth_helpers import (
-    clear_faults,
     close_oauth_clients,
-    grants,
     oauth_for,
-    plan_faults,
     tracked,
 )
+from tests.support.credentials import token_grants
+from tests.support.faults import clear_faults, plan_faults
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 
 AUTH_METHODS = ["basic", "form"]
@@ -91,7 +92,7 @@ def test_refresh_rotates_and_the_old_token_is_invalid_grant(
     assert reused.value.is_invalid_grant
     assert reused.value.status_code == 400
     assert biller_token.refresh_token not in str(reused.value)
-    assert grants(admin, biller_token.biller_id) == {
+    assert token_grants(admin, biller_token.biller_id) == {
         "authorization_code": 1,
         "refresh_token": 1,
         "invalid_grant": 1,
@@ -249,8 +250,8 @@ def test_429_is_retried_after_the_asked_delay(faulty: SandboxAdmin) -> None:
 
     assert delays == [3, 3]
     assert limited.value.status_code == 429
-    # Nothing reached the grant: the token still works.
-    assert oauth.refresh(tokens.refresh_token).refresh_token
+    # Nothing reached the grant: the token still works (and rotates).
+    assert oauth.refresh(tokens.refresh_token).refresh_token not in (None, tokens.refresh_token)
 
 
 def test_dropped_answer_after_commit_is_outcome_unknown_and_not_resent(
@@ -269,7 +270,7 @@ def test_dropped_answer_after_commit_is_outcome_unknown_and_not_resent(
     assert unknown.value.request.operation_id == "oauth.token"
     assert delays == []
     # The sandbox did rotate: one grant, and the token sent is now dead.
-    assert grants(faulty, tokens.biller_id)["refresh_token"] == 1
+    assert token_grants(faulty, tokens.biller_id)["refresh_token"] == 1
     with pytest.raises(OAuthError) as dead:
         oauth.refresh(tokens.refresh_token)
     assert dead.value.is_invalid_grant
@@ -285,6 +286,7 @@ def test_connection_refused_is_retried_then_transport_error() -> None:
             f"http://127.0.0.1:{port}/api",
             ClientCredentials("id", "never-shown"),
             sleep=delays.append,
+            random=lambda: 1.0,  # the top of the jitter range: the schedule's own delays
             max_retries=2,
         )
     )

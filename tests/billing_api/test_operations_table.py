@@ -92,7 +92,7 @@ def test_operation_ids_are_tag_dot_x_method(
 
 
 def test_the_table_knows_the_writes_that_must_not_be_resent() -> None:
-    # The operations ARCHITECTURE rule 3 names; a regenerated table must keep them non-idempotent.
+    # The writes that are never resent blindly; a regenerated table must keep them so.
     for op_id in ("payments.import_payment", "payment_requests.bulk_import", "customers.create"):
         assert OPERATIONS[op_id].idempotent is False, op_id
     assert OPERATIONS["customers.list"].idempotent is True

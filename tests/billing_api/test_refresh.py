@@ -18,23 +18,31 @@ from pathlib import Path
 import httpx
 import pytest
 
-from billing_api._auth import RefreshingAuth, StaticTokenAuth
-from billing_api._exceptions import OAuthError, ReauthorizationRequired
-from billing_api._tokens import TokenManager, TokenSet, read_recovery_file, utc_now
+from billing_api import (
+    FileTokenStore,
+    OAuthError,
+    ReauthorizationRequired,
+    RecoveryDirectory,
+    RefreshingAuth,
+    StaticTokenAuth,
+    TokenManager,
+    TokenSet,
+    utc_now,
+)
 from tests.billing_api.oauth_helpers import (
     LOGIN_COMMAND,
-    Clock,
+    RECOVER_COMMAND,
     FailingWriteStore,
     StaleReadStore,
-    clear_faults,
     close_oauth_clients,
     expired_set,
     file_store,
-    grants,
     oauth_for,
-    plan_faults,
     stale_error,
 )
+from tests.support.clocks import Clock
+from tests.support.credentials import token_grants
+from tests.support.faults import clear_faults, plan_faults
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin, running_sandbox
 
 
@@ -92,13 +100,13 @@ def test_expiring_token_is_refreshed_ahead_of_time_and_persisted_first(
 
     clock.advance(86400 - 61)  # 61 s left: still usable
     assert _get_biller(admin, auth).status_code == 200
-    assert grants(admin, biller_token.biller_id).get("refresh_token", 0) == 0
+    assert token_grants(admin, biller_token.biller_id).get("refresh_token", 0) == 0
 
     clock.advance(2)  # 59 s left: inside the 60 s margin
     assert _get_biller(admin, auth).status_code == 200
 
     stored = store.read()
-    assert grants(admin, biller_token.biller_id)["refresh_token"] == 1
+    assert token_grants(admin, biller_token.biller_id)["refresh_token"] == 1
     assert stored.rotation == 1 and stored.refresh_token != biller_token.refresh_token
     assert manager.current == stored
     assert stored.last_refreshed_at is not None
@@ -118,7 +126,7 @@ def test_ten_percent_rule_on_short_lived_tokens(tmp_path: Path) -> None:
         fresh = manager.access_token()
 
         assert fresh != tokens.access_token
-        assert grants(admin, tokens.biller_id)["refresh_token"] == 1
+        assert token_grants(admin, tokens.biller_id)["refresh_token"] == 1
         assert store.read().access_token_lifetime == 300
 
 
@@ -139,7 +147,7 @@ def test_401_refreshes_once_and_retries_once(
 
     assert response.status_code == 200
     assert [r.status_code for r in response.history] == [401]  # one refused, one retried
-    assert grants(admin, biller_token.biller_id)["refresh_token"] == 1
+    assert token_grants(admin, biller_token.biller_id)["refresh_token"] == 1
     assert store.read().rotation == 1
     stats = admin.biller_stats(biller_token.biller_id)
     assert stats["requests"]["biller.retrieve"] == 1  # only the retry reached the biller
@@ -163,7 +171,7 @@ def test_401_on_a_revoked_grant_ends_in_reauthorization_not_a_loop(
         _get_biller(admin, RefreshingAuth(manager))
 
     assert dead.value.command == LOGIN_COMMAND
-    assert grants(admin, biller_id)["refresh_token"] == 1
+    assert token_grants(admin, biller_id)["refresh_token"] == 1
     assert store.read().rotation == 1
 
 
@@ -178,7 +186,7 @@ def test_force_refresh_reuses_a_token_another_worker_obtained(
     obtained = other.access_token()
     assert mine.force_refresh(rejected) == obtained
 
-    assert grants(admin, biller_token.biller_id)["refresh_token"] == 1
+    assert token_grants(admin, biller_token.biller_id)["refresh_token"] == 1
 
 
 def test_threads_of_one_process_refresh_once(
@@ -200,27 +208,26 @@ def test_threads_of_one_process_refresh_once(
         thread.join(timeout=30)
 
     assert len(seen) == 8 and len(set(seen)) == 1
-    assert grants(admin, biller_token.biller_id) == {
+    assert token_grants(admin, biller_token.biller_id) == {
         "authorization_code": 1,
         "refresh_token": 1,
         "invalid_grant": 0,
     }
 
 
-def test_async_flow_refreshes_and_attaches_the_token(
+def test_an_async_http_client_is_refused_with_a_clear_error(
     admin: SandboxAdmin, biller_token: BillerTokens, tmp_path: Path
 ) -> None:
     store = file_store(tmp_path / "acme.json", expired_set(biller_token.refresh_token))
-    manager = TokenManager(store, oauth_for(admin, biller_token))
+    auth = RefreshingAuth(TokenManager(store, oauth_for(admin, biller_token)))
 
-    async def call() -> list[int]:
-        auth = RefreshingAuth(manager)
+    async def call() -> httpx.Response:
         async with httpx.AsyncClient(base_url=f"{admin.root}/api", auth=auth) as http:
-            answers = await asyncio.gather(*(http.get("/biller") for _ in range(5)))
-        return [a.status_code for a in answers]
+            return await http.get("/biller")
 
-    assert asyncio.run(call()) == [200] * 5
-    assert grants(admin, biller_token.biller_id)["refresh_token"] == 1
+    with pytest.raises(TypeError, match="RefreshingAuth is synchronous"):
+        asyncio.run(call())
+    assert token_grants(admin, biller_token.biller_id).get("refresh_token", 0) == 0
 
 
 def test_static_token_auth(admin: SandboxAdmin, biller_token: BillerTokens) -> None:
@@ -247,7 +254,7 @@ def test_reused_refresh_token_raises_reauthorization_required_naming_the_command
     assert dead.value.command == LOGIN_COMMAND
     assert f"Run: {LOGIN_COMMAND}" in message and "invalid_grant" in message
     assert biller_token.refresh_token not in message
-    assert grants(admin, biller_token.biller_id)["invalid_grant"] == 1
+    assert token_grants(admin, biller_token.biller_id)["invalid_grant"] == 1
     assert store.read().rotation == 0  # nothing was written
 
 
@@ -267,7 +274,7 @@ def test_invalid_grant_then_the_store_has_something_newer(
     manager = TokenManager(store, oauth)
 
     assert manager.access_token() == newer.access_token
-    assert grants(admin, biller_token.biller_id)["invalid_grant"] == 1
+    assert token_grants(admin, biller_token.biller_id)["invalid_grant"] == 1
 
 
 def test_answer_lost_after_the_refresh_is_not_retried(faulty: SandboxAdmin, tmp_path: Path) -> None:
@@ -282,7 +289,7 @@ def test_answer_lost_after_the_refresh_is_not_retried(faulty: SandboxAdmin, tmp_
         clear_faults(faulty)
 
     assert "may have processed it" in str(dead.value)
-    assert grants(faulty, tokens.biller_id) == {
+    assert token_grants(faulty, tokens.biller_id) == {
         "authorization_code": 1,
         "refresh_token": 1,  # exactly one: no blind second attempt
         "invalid_grant": 0,
@@ -313,7 +320,7 @@ def test_rate_limited_refresh_leaves_the_credential_intact(
 
 
 @pytest.mark.parametrize("failure", ["store down", "stale"])
-def test_persist_failure_writes_a_private_recovery_file_and_keeps_working(
+def test_a_failed_save_leaves_the_tokens_in_the_journal_until_the_next_holder_saves_them(
     admin: SandboxAdmin,
     biller_token: BillerTokens,
     tmp_path: Path,
@@ -329,20 +336,20 @@ def test_persist_failure_writes_a_private_recovery_file_and_keeps_working(
     )
     delays: list[float] = []
     recovery = tmp_path / "home" / "recovery"
+    journal = RecoveryDirectory(recovery)
     manager = TokenManager(
-        store, oauth_for(admin, biller_token), recovery_dir=recovery, sleep=delays.append
+        store, oauth_for(admin, biller_token), journal=journal, sleep=delays.append
     )
 
     with caplog.at_level(logging.WARNING):
         response = _get_biller(admin, RefreshingAuth(manager))
 
     assert response.status_code == 200
-    path = recovery / "acme.json"
-    assert manager.recovery_file == path
+    path = recovery / "acme.journal"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(recovery).st_mode) == 0o700
-    saved = read_recovery_file(path)
-    assert saved == manager.current and saved.rotation == 1
+    saved = journal.state("acme").tokens
+    assert saved is not None and saved == manager.current and saved.rotation == 1
     assert store.read().rotation == 0  # the store never took it
     if failure == "store down":
         assert (store.attempts, delays) == (3, [0.5, 1.0])
@@ -350,9 +357,16 @@ def test_persist_failure_writes_a_private_recovery_file_and_keeps_working(
         assert (store.attempts, delays) == (1, [])  # a CAS refusal is not retried
     critical = [r for r in caplog.records if r.levelno == logging.CRITICAL]
     assert len(critical) == 1
-    assert "billops auth recover --block acme" in critical[0].getMessage()
+    assert RECOVER_COMMAND in critical[0].getMessage()
     assert str(path) in critical[0].getMessage()
     for secret in (saved.refresh_token, saved.access_token, biller_token.refresh_token):
         assert secret and secret not in caplog.text
-    # The saved refresh token is the live one.
-    assert oauth_for(admin, biller_token).refresh(saved.refresh_token).refresh_token
+
+    # The next worker, with a store that works, adopts the record under the lock, saves it into
+    # the store and removes it; no second refresh was needed for that.
+    healthy = FileTokenStore(store.path, name="acme")
+    other = TokenManager(healthy, oauth_for(admin, biller_token), journal=journal)
+    assert other.force_refresh("expired") == saved.access_token
+    assert healthy.read() == saved
+    assert journal.state("acme").empty and path.stat().st_size == 0
+    assert token_grants(admin, biller_token.biller_id)["refresh_token"] == 1

@@ -3,7 +3,6 @@ and that method builds a request for exactly that operation."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import warnings
 from collections.abc import Iterator
@@ -14,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from billing_api._client import AsyncBillingClient, BillingClient
+from billing_api._client import BillingClient
 from billing_api._operations import OPERATIONS
-from billing_api._pagination import AsyncPager, SyncPager
+from billing_api._pagination import SyncPager
 from billing_api.resources._core import Call, ListCall
 
 CONTRACT = Path(__file__).resolve().parents[2] / "billing_api" / "openapi.yaml"
@@ -73,13 +72,6 @@ def sync_client() -> Iterator[BillingClient]:
         yield client
 
 
-@pytest.fixture(scope="module")
-def async_client() -> Iterator[AsyncBillingClient]:
-    client = AsyncBillingClient(ROOT)
-    yield client
-    asyncio.run(client.aclose())
-
-
 def test_the_contract_has_the_75_operations_of_the_table() -> None:
     assert len(OPERATION_PAIRS) == 75
     assert {f"{tag}.{method}" for tag, method in OPERATION_PAIRS} == set(OPERATIONS)
@@ -117,29 +109,8 @@ def test_sync_client_has_a_method_building_the_operation(
     assert call.operation_id == f"{tag}.{method}"
 
 
-@pytest.mark.parametrize(("tag", "method"), OPERATION_PAIRS)
-def test_async_client_has_the_same_method(
-    sync_client: BillingClient, async_client: AsyncBillingClient, tag: str, method: str
-) -> None:
-    namespace = getattr(async_client, tag)
-    sync_namespace = getattr(sync_client, tag)
-    bound = getattr(namespace, method)
-    sync_bound = getattr(sync_namespace, method)
-
-    # Same builder, same signature; lists return an async pager, the rest are coroutines.
-    assert bound.__wrapped__ is sync_bound.__wrapped__
-    returns = inspect.signature(bound.__wrapped__).return_annotation
-    if "ListCall" in str(returns):
-        assert not inspect.iscoroutinefunction(bound)
-    else:
-        assert inspect.iscoroutinefunction(bound)
-
-
-def test_list_methods_return_the_pager_of_their_flavour(
-    sync_client: BillingClient, async_client: AsyncBillingClient
-) -> None:
+def test_list_methods_return_a_pager(sync_client: BillingClient) -> None:
     assert isinstance(sync_client.invoices.list(statuses=["PAID"]), SyncPager)
-    assert isinstance(async_client.invoices.list(statuses=["PAID"]), AsyncPager)
 
 
 def test_methods_keep_the_contract_name_and_docstring(sync_client: BillingClient) -> None:

@@ -1,4 +1,4 @@
-"""The retry policy (issue 5 §1 "Retries") against a real sandbox injecting faults over HTTP.
+"""The retry policy against a real sandbox injecting faults over HTTP.
 
 Delays are asserted through the injected ``sleep`` (it records, never waits) and an injected
 ``random`` (the jitter); the sandbox's seeded fault plan makes the sequence of faults reproducible.
@@ -6,7 +6,6 @@ Delays are asserted through the injected ``sleep`` (it records, never waits) and
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import socket
 import uuid
@@ -15,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from billing_api._base_client import AsyncAPIClient, SyncAPIClient
+from billing_api import StaticTokenAuth
+from billing_api._base_client import SyncAPIClient
 from billing_api._exceptions import (
     Conflict,
     NotFound,
@@ -28,7 +28,8 @@ from billing_api._exceptions import (
 )
 from billing_api._operations import OPERATIONS
 from billing_api._retries import Fail, Retry, backoff_delay, decide
-from tests.billing_api.conftest import Sleeps, StaticBearer, fault_counts, plan_faults
+from tests.support.clocks import Sleeps
+from tests.support.faults import fault_counts, plan_faults
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 
 JITTER = 0.25  # random() -> 0.25 gives the jitter factor 0.5 + 0.5 * 0.25 = 0.625
@@ -40,7 +41,7 @@ def _client(
 ) -> SyncAPIClient:
     options.setdefault("random", lambda: JITTER)
     return SyncAPIClient(
-        f"{admin.root}/api", StaticBearer(tokens.access_token), sleep=sleeps, **options
+        f"{admin.root}/api", StaticTokenAuth(tokens.access_token), sleep=sleeps, **options
     )
 
 
@@ -172,28 +173,6 @@ def test_retries_are_logged_without_the_token(
 
     assert "biller.retrieve" in caplog.text and "retrying in 2.00s" in caplog.text
     assert faulty_tokens.access_token not in caplog.text
-
-
-def test_the_async_client_follows_the_same_policy(
-    faulty: SandboxAdmin, faulty_tokens: BillerTokens, sleeps: Sleeps
-) -> None:
-    rule = {"pathPrefix": "/biller", "errorRate": 1, "errorStatus": 503, "retryAfter": 3}
-    plan_faults(faulty, rule)
-
-    async def call() -> None:
-        async with AsyncAPIClient(
-            f"{faulty.root}/api",
-            StaticBearer(faulty_tokens.access_token),
-            max_retries=2,
-            sleep=sleeps.asleep,
-        ) as client:
-            await client.request("biller.retrieve")
-
-    with pytest.raises(ServerError) as raised:
-        asyncio.run(call())
-
-    assert (raised.value.status_code, raised.value.error_types) == (503, ["SERVICE_UNAVAILABLE"])
-    assert sleeps.delays == [3.0, 3.0]
 
 
 # --- non-idempotent writes ----------------------------------------------------------------------

@@ -3,7 +3,6 @@ counting every ``invalid_grant``; and the deterministic proof that the lock is w
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import stat
@@ -15,15 +14,13 @@ from typing import Any
 
 import pytest
 
-from billing_api._exceptions import ReauthorizationRequired
-from billing_api._file_store import FileTokenStore, LockTimeout
-from billing_api._tokens import (
+from billing_api import (
+    FileLock,
+    FileTokenStore,
+    ReauthorizationRequired,
     StaleTokenSet,
     TokenManager,
     TokenStore,
-    read_recovery_file,
-    recovery_file_path,
-    write_recovery_file,
 )
 from tests.billing_api.oauth_helpers import (
     LOGIN_COMMAND,
@@ -32,12 +29,12 @@ from tests.billing_api.oauth_helpers import (
     close_oauth_clients,
     expired_set,
     file_store,
-    grants,
     held,
     oauth_for,
     race_once,
 )
 from tests.billing_api.oauth_worker import hammer
+from tests.support.credentials import token_grants
 from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
 
 
@@ -101,29 +98,15 @@ def test_missing_token_file_says_to_log_in(tmp_path: Path) -> None:
         FileTokenStore(tmp_path / "none.json").read()
 
 
-def test_lock_excludes_a_second_holder(tmp_path: Path) -> None:
-    store = file_store(tmp_path / "acme.json", expired_set("v1.a"), lock_timeout=0.05)
-    other = FileTokenStore(store.path, lock_timeout=0.05)
+def test_the_refresh_lock_is_a_file_lock_beside_the_file(tmp_path: Path) -> None:
+    store = file_store(tmp_path / "acme.json", expired_set("v1.a"))
+    lock, other = store.refresh_lock(), FileTokenStore(store.path).refresh_lock()
 
-    with held(store.lock), pytest.raises(LockTimeout, match="still held"), other.lock():
-        pytest.fail("two holders of one refresh lock")
-    with other.lock():  # released: free again
-        assert other.read().refresh_token == "v1.a"
-
-
-def test_recovery_file_round_trip_and_safe_name(tmp_path: Path) -> None:
-    tokens = expired_set("v1.secret", rotation=7)
-    directory = tmp_path / "recovery"
-
-    path = write_recovery_file(directory, "../acme/prod", tokens)
-    again = write_recovery_file(directory, "../acme/prod", tokens)  # overwrites, stays private
-
-    assert path == again == recovery_file_path(directory, "../acme/prod")
-    assert path.parent == directory and path.name == "_acme_prod.json"
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert read_recovery_file(path) == tokens
-    assert json.loads(path.read_text())["store"] == "../acme/prod"
-    assert sorted(p.name for p in directory.iterdir()) == ["_acme_prod.json"]
+    assert isinstance(lock, FileLock) and lock.path == tmp_path / "acme.json.lock"
+    with held(lock):
+        assert not other.try_acquire(0.05)
+    assert other.try_acquire(0)  # released: free again
+    other.release()
 
 
 # --- concurrency ------------------------------------------------------------------------------
@@ -150,10 +133,11 @@ def test_processes_sharing_one_file_store_never_lose_the_token(tmp_path: Path) -
             ]
             outcomes: list[dict[str, Any]] = [f.result(timeout=120) for f in futures]
 
-        counts = grants(admin, tokens.biller_id)
+        counts = token_grants(admin, tokens.biller_id)
         final = store.read()
         # The stored refresh token is the live one: it rotates once more.
-        assert oauth_for(admin, tokens).refresh(final.refresh_token).refresh_token
+        renewed = oauth_for(admin, tokens).refresh(final.refresh_token)
+        assert renewed.refresh_token not in (None, final.refresh_token)
 
     assert all(o["failed"] == 0 for o in outcomes), outcomes
     assert sum(o["ok"] for o in outcomes) > workers * 10
@@ -197,7 +181,7 @@ def _race(admin: SandboxAdmin, tmp_path: Path, cls: type[GatedWriteStore]) -> di
     final = FileTokenStore(path).read()
     return {
         "results": results,
-        "grants": grants(admin, tokens.biller_id),
+        "grants": token_grants(admin, tokens.biller_id),
         "final": final,
         "tokens": tokens,
     }
@@ -223,4 +207,5 @@ def test_with_the_lock_and_cas_both_workers_share_one_rotation(
     assert race["grants"]["refresh_token"] == 1
     final = race["final"]
     assert final.rotation == 1 and final.access_token == first
-    assert oauth_for(admin, race["tokens"]).refresh(final.refresh_token).refresh_token
+    renewed = oauth_for(admin, race["tokens"]).refresh(final.refresh_token)
+    assert renewed.refresh_token not in (None, final.refresh_token)

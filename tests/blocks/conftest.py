@@ -1,33 +1,21 @@
-"""Fixtures of the credential-block tests: the Prefect harness and a sandbox with 2-second
-access tokens (so refreshes happen within a test's seconds)."""
+"""Fixtures of the credential-block tests (defined in ``tests/support/credential_fixtures.py``),
+and a ``$BILLOPS_HOME`` of each test's own, where its refresh locks and journal live."""
 
-from __future__ import annotations
-
-from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
+from tests.support.credential_fixtures import (  # noqa: F401 - fixtures, found by name
+    prefect_api,
+    short_admin,
+    short_token_sandbox,
+    short_token_sandbox_process,
+)
 
 
-@pytest.fixture(scope="session")
-def short_token_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Root URL of a sandbox whose biller access tokens live 2 seconds."""
-    database = tmp_path_factory.mktemp("short-sandbox") / "sandbox.db"
-    with running_sandbox(f"sqlite:///{database}", accessTokenTtl=2, platformTokenTtl=2) as admin:
-        yield admin.root
-
-
-@pytest.fixture
-def short_admin(short_token_sandbox: str) -> Iterator[SandboxAdmin]:
-    helper = SandboxAdmin(short_token_sandbox)
-    yield helper
-    helper.close()
-
-
-@pytest.fixture
-def prefect_api(prefect: None) -> str:
-    """The session's Prefect API URL (the harness is started on first use)."""
-    from prefect.settings import PREFECT_API_URL
-
-    return str(PREFECT_API_URL.value())
+@pytest.fixture(autouse=True)
+def billops_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "billops-home"
+    monkeypatch.setenv("BILLOPS_HOME", str(home))
+    monkeypatch.delenv("BILLOPS_LEDGER_URL", raising=False)
+    return home

@@ -15,7 +15,7 @@ from collections import Counter
 
 import httpx
 
-from billing_api._auth import RefreshingAuth
+from billing_api import RefreshingAuth
 from blocks import BillerCredentials
 
 

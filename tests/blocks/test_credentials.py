@@ -3,17 +3,20 @@ swap, the lock is a global concurrency limit of 1 that is created (or repaired) 
 
 from __future__ import annotations
 
-import threading
+import os
+import socket
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from billing_api._tokens import StaleTokenSet, TokenManager
+from billing_api import FileLock, RefreshLockTimeout, StaleTokenSet, TokenManager
 from blocks import BillerCredentials
-from blocks._lock import ensure_limit, refresh_lock
-from tests.blocks.helpers import (
+from blocks._common import CredentialsConfigError
+from tests.billing_api.oauth_helpers import held
+from tests.support.credentials import (
     refresh_grants,
     register_block_secrets,
     save_connected_block,
@@ -88,65 +91,76 @@ def test_read_is_fresh_and_write_is_compare_and_swap(prefect_api: str, admin: Sa
     assert BillerCredentials.load(name).read() == moved
 
 
-def test_lock_creates_a_missing_limit_and_repairs_a_wrong_one(prefect_api: str) -> None:
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import GlobalConcurrencyLimitUpdate
+def test_the_lock_is_a_file_lock_beside_a_sqlite_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BILLOPS_LEDGER_URL", f"sqlite:///{tmp_path}/books/ledger.db")
+    block = _minimal()
+    block._block_document_name = "acme"
 
-    name = f"billops-token-refresh-{unique_name()}"
-    with refresh_lock(name, timeout_seconds=10), get_client(sync_client=True) as client:
-        limit = client.read_global_concurrency_limit_by_name(name)
-        assert (limit.limit, limit.active, limit.active_slots) == (1, True, 1)
-        client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=5))
-    assert ensure_limit(name) is True  # repaired back to 1
-    with get_client(sync_client=True) as client:
-        assert client.read_global_concurrency_limit_by_name(name).limit == 1
-        client.delete_global_concurrency_limit_by_name(name)
-    # Deleted after this process checked it: strict acquisition fails, the lock recreates it.
-    with refresh_lock(name, timeout_seconds=10), get_client(sync_client=True) as client:
-        assert client.read_global_concurrency_limit_by_name(name).active_slots == 1
+    lock = block.refresh_lock()
+
+    assert isinstance(lock, FileLock)
+    assert lock.path == tmp_path / "books" / "ledger.db.locks" / "billops-token-refresh-acme.lock"
+    assert block.unlock_command == "billops auth unlock --block acme"
 
 
-def test_the_lock_excludes_a_second_holder(prefect_api: str) -> None:
-    name = f"billops-token-refresh-{unique_name()}"
-    held, release = threading.Event(), threading.Event()
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("sqlite://", "in-memory SQLite database"),
+        ("mysql://u@h/db", "refresh locks support SQLite and PostgreSQL"),
+        ("not a url", "not a database URL"),
+    ],
+)
+def test_a_ledger_that_cannot_hold_the_lock_is_refused_naming_why(
+    url: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BILLOPS_LEDGER_URL", url)
+    block = _minimal()
+    block._block_document_name = "acme"
+    with pytest.raises(CredentialsConfigError, match=message):
+        block.refresh_lock()
 
-    def holder() -> None:
-        with refresh_lock(name, timeout_seconds=10):
-            held.set()
-            release.wait(20)
 
-    thread = threading.Thread(target=holder)
-    thread.start()
-    try:
-        assert held.wait(20)
-        with pytest.raises(TimeoutError), refresh_lock(name, timeout_seconds=1):
-            pytest.fail("acquired a lock another holder has")
-    finally:
-        release.set()
-        thread.join(20)
-    with refresh_lock(name, timeout_seconds=10):
-        assert not thread.is_alive()
+def test_the_lock_excludes_a_second_holder_and_the_timeout_names_it(prefect_api: str) -> None:
+    block = _minimal()
+    block._block_document_name = unique_name("lock")
+    first, second = block.refresh_lock(), block.refresh_lock()
+
+    with held(first), pytest.raises(RefreshLockTimeout) as timed_out, block.lock(timeout=0.2):
+        pytest.fail("two holders of one refresh lock")
+
+    message = str(timed_out.value)
+    assert f"pid {os.getpid()} on host {socket.gethostname()}" in message
+    assert f"billops auth unlock --block {block.name}" in message
+    assert timed_out.value.command == f"billops auth unlock --block {block.name}"
+    assert second.try_acquire(0)  # released: free again
+    second.release()
 
 
 def test_the_token_manager_refreshes_through_the_block(
-    prefect_api: str, short_admin: SandboxAdmin
+    prefect_api: str, admin: SandboxAdmin
 ) -> None:
     name = unique_name()
-    block, tokens = save_connected_block(short_admin, name, with_access_token=False)
+    block, tokens = save_connected_block(admin, name, with_access_token=False)
     manager = block.get_token_manager()
     assert isinstance(manager, TokenManager)
 
     access = manager.access_token()
+    journal = manager.journal
 
     stored = BillerCredentials.load(name).read()
     register_block_secrets(block)
-    assert stored.rotation == 1 == refresh_grants(short_admin, tokens.biller_id)
+    assert stored.rotation == 1 == refresh_grants(admin, tokens.biller_id)
     assert stored.access_token == access
     assert stored.refresh_token != tokens.refresh_token
     assert stored.last_refreshed_at is not None
-    # A second manager (another worker) reuses the stored token: no second refresh.
+    # A second manager (another worker) reuses the stored token (day-long here): no refresh.
     assert BillerCredentials.load(name).get_token_manager().access_token() == access
-    assert refresh_grants(short_admin, tokens.biller_id) == 1
+    assert refresh_grants(admin, tokens.biller_id) == 1
+    # The journal held the new set only until the block had it.
+    assert journal is not None and journal.state(name).empty
 
 
 def test_get_client_calls_the_service_and_refreshes_through_the_block(

@@ -4,13 +4,12 @@ token (``invalid_grant``); with the block's lock and its compare-and-swap, neith
 
 from __future__ import annotations
 
-import contextlib
 import threading
 
-from billing_api._exceptions import ReauthorizationRequired
-from billing_api._tokens import TokenManager, TokenSet
+from billing_api import ReauthorizationRequired, RefreshLock, TokenManager, TokenSet, TokenStore
 from blocks import BillerCredentials
-from tests.blocks.helpers import (
+from tests.billing_api.oauth_helpers import NoLock
+from tests.support.credentials import (
     invalid_grants,
     refresh_grants,
     register_block_secrets,
@@ -44,8 +43,16 @@ class HookedStore:
     def read(self) -> TokenSet:
         return self.block.read()
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        return self.block.lock() if self.real_lock else contextlib.nullcontext()
+    @property
+    def recover_command(self) -> str | None:
+        return self.block.recover_command
+
+    @property
+    def unlock_command(self) -> str | None:
+        return self.block.unlock_command
+
+    def refresh_lock(self) -> RefreshLock:
+        return self.block.refresh_lock() if self.real_lock else NoLock()
 
     def write(self, tokens: TokenSet, *, expected_rotation: int) -> None:
         register_secret(tokens.refresh_token)
@@ -138,8 +145,6 @@ def test_with_the_lock_and_the_counter_check_nothing_is_lost(
 def test_the_block_and_the_hooked_store_are_token_stores(
     prefect_api: str, admin: SandboxAdmin
 ) -> None:
-    from billing_api._tokens import TokenStore
-
     block, _ = save_connected_block(admin, unique_name("proto"))
     register_block_secrets(block)
     assert isinstance(block, TokenStore)

@@ -6,9 +6,9 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from billing_api import RefreshingAuth
 from blocks import PlatformCredentials
-from blocks._platform_auth import BearerAuth
-from tests.blocks.helpers import unique_name
+from tests.support.credentials import unique_name
 from tests.support.sandbox_admin import SandboxAdmin
 from tests.support.secret_scan import register_secret
 
@@ -42,7 +42,7 @@ def test_the_platform_token_is_cached_in_the_block_and_reused(
     assert first not in repr(stored)
     hooks = httpx.get(
         f"{admin.root}/api/apps/{credentials.client_id}/webhooks",
-        auth=BearerAuth(stored.get_token_provider()),
+        auth=RefreshingAuth(stored.get_token_provider()),
     )
     assert hooks.status_code == 200
 

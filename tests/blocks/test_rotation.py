@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from blocks import BillerCredentials
-from tests.blocks.helpers import (
+from tests.support.credentials import (
     invalid_grants,
     refresh_grants,
     register_block_secrets,
@@ -75,4 +75,7 @@ def test_processes_sharing_a_block_never_lose_a_rotation(
         renewed = oauth.refresh(stored.refresh_token)
     register_secret(renewed.refresh_token)
     register_secret(renewed.access_token)
-    assert renewed.access_token
+    # The stored refresh token was the live one: it rotated once more, and nothing was replayed.
+    assert renewed.refresh_token not in (None, stored.refresh_token)
+    assert refresh_grants(short_admin, tokens.biller_id) == stored.rotation + 1
+    assert invalid_grants(short_admin, tokens.biller_id) == 0

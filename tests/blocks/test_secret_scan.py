@@ -18,6 +18,15 @@ def test_prints_a_secret():
 
 def test_registers_a_clean_log():
     register_log("nothing to see", label="clean subprocess log")
+
+def test_a_state_directory_may_hold_tokens_only_where_allowed(tmp_path):
+    from tests.support.secret_scan import register_tree
+    register_secret("journal-token-0123456789")
+    (tmp_path / "recovery").mkdir()
+    (tmp_path / "recovery" / "acme.journal").write_text("journal-token-0123456789")
+    (tmp_path / "ledger.db.locks").mkdir()
+    (tmp_path / "ledger.db.locks" / "x.lock").write_text("journal-token-0123456789")
+    register_tree(tmp_path, allowed=[tmp_path / "recovery"], label="home")
 """
 
 
@@ -48,9 +57,12 @@ def test_a_session_that_prints_a_registered_secret_fails(tmp_path: Path) -> None
         timeout=120,
     )
     assert result.returncode == 1
-    assert "2 passed" in result.stdout
+    assert "3 passed" in result.stdout
     assert "secret found in: test_leaky.py::test_prints_a_secret (call): Captured stdout call" in (
         result.stdout
     )
     assert "clean subprocess log" not in result.stdout
+    assert "secret found in: home: ledger.db.locks/x.lock" in result.stdout
+    assert "home: recovery" not in result.stdout
     assert "s3cr3t-value-0123456789" not in result.stdout + result.stderr
+    assert "journal-token-0123456789" not in result.stdout + result.stderr

@@ -1,18 +1,24 @@
-"""Fixtures of the ``billops auth`` / ``billops setup`` tests: the CLI in-process (typer's
-runner) and as a real subprocess, with ``BILLOPS_HOME`` in a temporary directory."""
+"""Fixtures of the CLI tests: the CLI in-process (typer's runner) with ``BILLOPS_HOME`` in a
+temporary directory; helpers to run it as a subprocess are in ``tests/support/cli.py``."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.blocks.conftest import short_admin, short_token_sandbox  # noqa: F401 - re-exported
-from tests.blocks.helpers import subprocess_env
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.credential_fixtures import (  # noqa: F401 - fixtures, found by name
+    prefect_api,
+    short_admin,
+    short_token_sandbox,
+)
+from tests.support.import_billers import (  # noqa: F401 - fixtures
+    empty_home,
+    import_biller,
+    ledger_home,
+)
+from tests.support.ledger_db import clock, ledger, ledger_url  # noqa: F401 - fixtures
 
 
 @pytest.fixture
@@ -25,19 +31,3 @@ def billops_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
-
-
-@pytest.fixture
-def prefect_api(prefect: None) -> str:
-    from prefect.settings import PREFECT_API_URL
-
-    return str(PREFECT_API_URL.value())
-
-
-def billops_command(*args: str) -> list[str]:
-    """``billops ARGS`` as a subprocess command line (the installed console script's module)."""
-    return [sys.executable, "-m", "billops.cli", *args]
-
-
-def cli_env(home: Path, **extra: str) -> dict[str, str]:
-    return subprocess_env(BILLOPS_HOME=str(home), PYTHONPATH=str(ROOT), **extra)

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 from typer.testing import CliRunner
 
-from billing_api._exceptions import OAuthError
-from billing_api._tokens import read_recovery_file, write_recovery_file
+from billing_api import OAuthError, RecoveryDirectory
 from billops.cli import app
 from blocks import BillerCredentials
-from tests.blocks.helpers import register_block_secrets, save_connected_block, unique_name
-from tests.cli.conftest import ROOT, billops_command, cli_env
-from tests.cli.consent import approve
+from tests.support.cli import ROOT, billops_command, cli_env
+from tests.support.consent import approve
+from tests.support.credentials import register_block_secrets, save_connected_block, unique_name
 from tests.support.sandbox_admin import SandboxAdmin
 from tests.support.secret_scan import register_log, register_secret
 
@@ -145,34 +145,51 @@ def test_commands_on_a_missing_block_say_how_to_create_it(
         assert f"billops auth login --block {name}" in result.output
 
 
-def test_recover_restores_the_file_then_moves_it_aside(
+def test_recover_saves_the_journal_record_into_the_block_then_removes_it(
     prefect_api: str, admin: SandboxAdmin, runner: CliRunner, billops_home: Path
 ) -> None:
     name = unique_name("rec")
     block, _ = save_connected_block(admin, name)
-    # A worker rotated the token but could not save it: only the recovery file has it.
+    # A worker rotated the token and was killed before its save: only the journal has it.
     with block.get_oauth_client() as oauth:
         rotated = oauth.refresh(block.read().refresh_token).to_token_set(1)
     register_secret(rotated.refresh_token)
     register_secret(rotated.access_token)
-    path = write_recovery_file(billops_home / "recovery", name, rotated)
+    journal = RecoveryDirectory(billops_home / "recovery")
+    journal.record(name, rotated)
+    path = journal.path(name)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
     result = runner.invoke(app, ["auth", "recover", "--block", name])
 
     assert result.exit_code == 0, result.output
+    assert f"Restored rotation 1 from the recovery journal into block '{name}'" in result.output
     assert BillerCredentials.load(name).read() == rotated
-    assert not path.exists()
-    (aside,) = path.parent.glob(f"{name}.restored-*.json")
-    assert stat.S_IMODE(aside.stat().st_mode) == 0o600
+    assert journal.state(name).empty and path.stat().st_size == 0  # the record is gone
     assert rotated.refresh_token not in result.output
 
     again = runner.invoke(app, ["auth", "recover", "--block", name])
-    assert again.exit_code == 1 and "no recovery file" in again.output
+    assert again.exit_code == 1 and "no recovery record for block" in again.output
 
-    stale = write_recovery_file(billops_home / "recovery", name, read_recovery_file(aside))
+    journal.record(name, rotated)  # a record the block already holds
     refused = runner.invoke(app, ["auth", "recover", "--block", name])
     assert refused.exit_code == 1 and "Restore anyway with --force" in refused.output
-    assert stale.exists()
+    assert journal.state(name).tokens == rotated
+
+
+def test_recover_names_a_refresh_that_died_in_flight(
+    prefect_api: str, admin: SandboxAdmin, runner: CliRunner, billops_home: Path
+) -> None:
+    name = unique_name("flight")
+    block, _ = save_connected_block(admin, name)
+    register_block_secrets(block)
+    RecoveryDirectory(billops_home / "recovery").record_intent(name, from_rotation=0)
+
+    result = runner.invoke(app, ["auth", "recover", "--block", name])
+
+    assert result.exit_code == 1
+    assert "the refresh from rotation 0 started by pid" in result.output
+    assert "no token set was received" in result.output
 
 
 def test_revoke_kills_the_refresh_token(
@@ -193,29 +210,30 @@ def test_revoke_kills_the_refresh_token(
     assert refused.value.is_invalid_grant
 
 
-def test_setup_registers_types_and_creates_missing_locks_twice(
+def test_setup_registers_types_and_removes_legacy_lock_limits(
     prefect_api: str, admin: SandboxAdmin, runner: CliRunner, billops_home: Path
 ) -> None:
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+    from prefect.exceptions import ObjectNotFound
 
     name = unique_name("setup")
     block, _ = save_connected_block(admin, name)
     register_block_secrets(block)
-    with get_client(sync_client=True) as client:  # a block saved before its lock existed
-        client.delete_global_concurrency_limit_by_name(f"billops-token-refresh-{name}")
+    legacy = f"billops-token-refresh-{name}"
+    with get_client(sync_client=True) as client:  # what an earlier version created
+        client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=legacy, limit=1))
 
     first = runner.invoke(app, ["setup", "--no-ledger"])
     second = runner.invoke(app, ["setup", "--no-ledger"])
 
     assert first.exit_code == 0, first.output
     assert second.exit_code == 0, second.output
-    assert f"refresh lock billops-token-refresh-{name}: created" in first.output
-    assert f"refresh lock billops-token-refresh-{name}: present" in second.output
+    assert f"legacy refresh lock {legacy} (a Prefect concurrency limit): removed" in first.output
+    assert legacy not in second.output
     assert "block type billops-biller-credentials: registered" in second.output
-    with get_client(sync_client=True) as client:
-        assert (
-            client.read_global_concurrency_limit_by_name(f"billops-token-refresh-{name}").limit == 1
-        )
+    with get_client(sync_client=True) as client, pytest.raises(ObjectNotFound):
+        client.read_global_concurrency_limit_by_name(legacy)
 
 
 def test_status_names_the_biller_and_fails_once_the_credential_is_dead(
@@ -248,3 +266,55 @@ def test_setup_also_migrates_the_ledger(
     assert result.exit_code == 0, result.output
     assert "ledger: schema up to date" in result.output
     assert (tmp_path / "ledger.db").stat().st_size > 0
+
+
+HOLD_LOCK = """
+import sys, time
+from blocks._lock import refresh_lock_for
+lock = refresh_lock_for(sys.argv[1])
+assert lock.try_acquire(10)
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_unlock_refuses_a_live_holder_and_finds_the_lock_free_once_it_is_killed(
+    prefect_api: str, admin: SandboxAdmin, runner: CliRunner, billops_home: Path
+) -> None:
+    name = unique_name("unlock")
+    block, _ = save_connected_block(admin, name)
+    register_block_secrets(block)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, f"billops-token-refresh-{name}"],
+        cwd=ROOT,
+        env=cli_env(billops_home),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+
+        refused = runner.invoke(app, ["auth", "unlock", "--block", name])
+        status = runner.invoke(app, ["auth", "status", "--block", name])
+
+        assert refused.exit_code == 1, refused.output
+        assert f"pid {holder.pid} on host" in refused.output and "is running" in refused.output
+        assert status.exit_code == 0, status.output  # a usable token needs no lock
+        assert f"refresh lock:   held by pid {holder.pid} on host" in status.output
+    finally:
+        holder.kill()
+        holder.wait(10)
+
+    freed = runner.invoke(app, ["auth", "unlock", "--block", name])
+    assert freed.exit_code == 0, freed.output
+    assert "nobody holds it" in freed.output and freed.output.rstrip().endswith("free")
+    status = runner.invoke(app, ["auth", "status", "--block", name])
+    assert "refresh lock:   free" in status.output
+    assert "recovery:       nothing pending" in status.output
+
+
+@pytest.mark.parametrize("args", [[], ["--block", "a", "--platform-block", "b"]])
+def test_unlock_needs_exactly_one_block(runner: CliRunner, args: list[str]) -> None:
+    result = runner.invoke(app, ["auth", "unlock", *args])
+    assert result.exit_code == 2
+    assert "give exactly one of --block NAME or --platform-block NAME" in result.output

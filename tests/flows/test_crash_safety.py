@@ -1,7 +1,7 @@
 """Crash safety of the import: a crash at each named point, then a rerun, leaves exactly one
 payment request per valid row, every ledger operation confirmed, and no chunk sent twice unless
-its first outcome was unknown (issue 6, Done when). Crashes are the test-only switch
-``BILLOPS_CRASH_AT`` (tasks/crash_points.py); ``make soak`` SIGKILLs real processes instead.
+its first outcome was unknown. Crashes are the test-only switch
+``BILLOPS_CRASH_AT`` (tasks/common/crash_points.py); ``make soak`` SIGKILLs real processes instead.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from flows.payment_requests import import_payment_requests
-from ledger import Ledger
-from tasks.crash_points import CRASH_ENV, CRASH_POINTS, SimulatedCrash
-from tests.flows.conftest import ImportBiller, make_biller, write_rows
+from ledger import Ledger, OperationState
+from tasks.common.crash_points import CRASH_ENV, CRASH_POINTS, SimulatedCrash
+from tests.support.import_billers import ImportBiller, make_biller, write_rows
 from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
 
 ROWS, CHUNK = 50, 10
@@ -56,7 +56,7 @@ def _in_doubt(ledger: Ledger, biller: ImportBiller) -> int:
 
 
 def _ledger() -> Ledger:
-    from tasks.biller_session import open_ledger
+    from tasks.common.session import open_ledger
 
     return open_ledger()
 
@@ -70,7 +70,7 @@ def _assert_exactly_once(biller: ImportBiller, ledger: Ledger, *, in_doubt: int)
     assert ledger.unsettled(biller=biller.biller_id) == []
     ops = ledger.operations(biller=biller.biller_id)
     assert len(ops) == ROWS // CHUNK
-    assert {op.state for op in ops} == {"confirmed"}
+    assert {op.state for op in ops} == {OperationState.CONFIRMED}
     # Every job the service holds was a counted attempt (an attempt may also have died unsent).
     assert biller.jobs_submitted() <= sum(op.attempts for op in ops)
     assert biller.jobs_submitted() - len(ops) <= in_doubt

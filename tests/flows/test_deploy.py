@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from prefect.client.orchestration import get_client
 
-from tests.blocks.helpers import subprocess_env
+from tests.support.credentials import subprocess_env
 
 
+@pytest.mark.slow
 def test_deploy_creates_the_pool_and_the_deployments(prefect: None, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "billops.cli", "deploy"],

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from billing_api import Forbidden
+from billops.run_cli import import_exit_code
 from blocks import BillerCredentials
-from flows.approval import ApprovalRequired
 from flows.payment_requests import import_payment_requests, poll_import_jobs
-from tasks.biller_session import open_ledger
-from tests.flows.conftest import ImportBiller, write_rows
+from ledger import OperationState
+from tasks.common.approval import ApprovalRequired, approved_from_cli
+from tasks.common.session import open_ledger
+from tests.support.import_billers import ImportBiller, write_rows
 from tests.support.sandbox_admin import SandboxAdmin
 
 
@@ -42,7 +44,7 @@ def test_dry_run_sends_nothing_and_reports_every_row(
     summary = import_payment_requests(file=file, biller=import_biller.block)
 
     assert summary.status == "dry_run"
-    assert summary.exit_code == 0
+    assert import_exit_code(summary) == 0
     assert import_biller.jobs_submitted() == 0
     assert summary.report is not None
     report = _read_report(summary.report.report_csv)
@@ -61,7 +63,7 @@ def test_apply_creates_one_payment_request_per_row_and_a_rerun_is_recognised(
     )
 
     assert summary.status == "imported", summary.message
-    assert summary.exit_code == 0
+    assert import_exit_code(summary) == 0
     assert len(summary.chunks) == 3
     requests = import_biller.payment_requests()
     assert len(requests) == 23
@@ -85,7 +87,7 @@ def test_a_file_with_bad_rows_is_rejected_whole_by_default(
     summary = import_payment_requests(file=file, biller=import_biller.block, dry_run=False)
 
     assert summary.status == "rejected"
-    assert summary.exit_code == 3
+    assert import_exit_code(summary) == 3
     assert import_biller.jobs_submitted() == 0
     failed = _read_report(summary.report.failed_csv)  # type: ignore[union-attr, arg-type]
     assert [row["Reference"] for row in failed] == ["BAD-1", "BAD-2"]
@@ -103,7 +105,7 @@ def test_skip_imports_the_good_rows_and_reports_the_bad_ones(
     )
 
     assert summary.status == "partial"
-    assert summary.exit_code == 3
+    assert import_exit_code(summary) == 3
     assert len(import_biller.payment_requests()) == 6
     outcomes = [row["outcome"] for row in _read_report(summary.report.report_csv)]  # type: ignore[union-attr]
     assert outcomes.count("CREATED") == 6 and outcomes.count("REJECTED") == 2
@@ -120,14 +122,10 @@ def test_full_sync_needs_an_approval_from_the_cli(
         )
     assert import_biller.jobs_submitted() == 0
 
-    summary = import_payment_requests(
-        file=file,
-        biller=import_biller.block,
-        dry_run=False,
-        delete_missing=True,
-        approved_by="Dana Finance",
-        approval_reason="July re-sync",
-    )
+    with approved_from_cli("Dana Finance", "July re-sync"):  # what --approve-as does
+        summary = import_payment_requests(
+            file=file, biller=import_biller.block, dry_run=False, delete_missing=True
+        )
     assert summary.status == "imported"
     assert len(summary.chunks) == 1  # a full sync is never chunked
 
@@ -162,7 +160,7 @@ def test_a_refusal_before_anything_is_applied_leaves_the_chunk_sendable(
     ledger = open_ledger()
     try:
         (op,) = ledger.operations(biller=import_biller.biller_id)
-        assert op.state == "intended" and "not applied" in (op.error or "")
+        assert op.state is OperationState.INTENDED and "not applied" in (op.error or "")
     finally:
         ledger.close()
     summary = import_payment_requests(file=file, biller=import_biller.block, dry_run=False)

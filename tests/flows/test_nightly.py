@@ -11,8 +11,8 @@ from prefect.artifacts import Artifact
 from blocks import BillerCredentials
 from flows.nightly import NightlyFailed, nightly
 from flows.payment_requests import import_payment_requests
-from tasks.crash_points import CRASH_ENV
-from tests.flows.conftest import ImportBiller, write_rows
+from tasks.common.crash_points import CRASH_ENV
+from tests.support.import_billers import ImportBiller, write_rows
 from tests.support.sandbox_admin import SandboxAdmin
 
 

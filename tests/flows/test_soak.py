@@ -3,7 +3,10 @@ same guarantees as the crash tests: one payment request per row, every operation
 no chunk sent more often than the kills that could have caught it mid-send explain.
 
 Each run is a real ``billops run import-payment-requests`` process on the test session's Prefect
-API, killed with SIGKILL (no cleanup of any kind), so this is the crash a power cut gives.
+API, killed with SIGKILL (no cleanup of any kind), so this is the crash a power cut gives. No
+``--force``: a rerun resumes the import a killed run left (a forced run would be a new round of
+the file and send every chunk again, on purpose); once a run has finished, the next ones find the
+file imported.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.biller_session import open_ledger
-from tests.blocks.helpers import subprocess_env
-from tests.flows.conftest import ImportBiller, write_rows
+from ledger import OperationState
+from tasks.common.session import open_ledger
+from tests.support.credentials import subprocess_env
+from tests.support.import_billers import ImportBiller, write_rows
 
 ROWS, CHUNK, KILLS = 400, 20, 20
 
@@ -37,7 +41,6 @@ def _start(file: Path, biller: ImportBiller) -> subprocess.Popen[bytes]:
         "--apply",
         "--chunk-size",
         str(CHUNK),
-        "--force",
     ]
     return subprocess.Popen(
         command, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -63,7 +66,7 @@ def test_twenty_sigkills_then_a_clean_finish(
     try:
         ops = ledger.operations(biller=import_biller.biller_id)
         assert len(ops) == ROWS // CHUNK
-        assert {op.state for op in ops} == {"confirmed"}
+        assert {op.state for op in ops} == {OperationState.CONFIRMED}
         requests = import_biller.payment_requests()
         assert len(requests) == ROWS
         assert len({r["externalId"] for r in requests}) == ROWS

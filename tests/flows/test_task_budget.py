@@ -1,5 +1,5 @@
-"""Tasks are batch-sized: a 3,000-row import costs one task run per chunk plus a few, never one
-per row (issue 6 §2; Prefect charges milliseconds of bookkeeping per task run)."""
+"""Tasks are batch-sized: a 1,200-row import costs one task run per chunk plus a few, never one
+per row (Prefect charges milliseconds of bookkeeping per task run)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
 from flows.payment_requests import import_payment_requests
-from tests.flows.conftest import ImportBiller, write_rows
+from tests.support.import_billers import ImportBiller, write_rows
 
-ROWS, CHUNK = 3000, 500
+ROWS, CHUNK = 1200, 200
 # prepare-import, settle-import-jobs, write-import-reports (and room for one more).
 FIXED_TASKS = 4
 
@@ -25,7 +25,7 @@ def _task_runs(flow_run_id: str) -> list[str]:
     return [run.name for run in runs]
 
 
-def test_a_3000_row_import_costs_chunks_plus_a_constant_in_task_runs(
+def test_a_1200_row_import_costs_chunks_plus_a_constant_in_task_runs(
     import_biller: ImportBiller, ledger_home: Path, tmp_path: Path
 ) -> None:
     file = write_rows(tmp_path / "big.csv", import_biller, ROWS)

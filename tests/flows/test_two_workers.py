@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ledger import Ledger
-from tests.blocks.helpers import subprocess_env
-from tests.flows.conftest import ImportBiller, write_rows
+from tests.support.credentials import subprocess_env
+from tests.support.import_billers import ImportBiller, write_rows
 
 ROWS, CHUNK = 120, 10
 

@@ -14,7 +14,7 @@ from ledger import (
     OperationState,
     UnknownOperation,
 )
-from tests.ledger.conftest import FakeClock
+from tests.support.ledger_db import FakeClock
 
 KEY = "bulk_import:biller-1:" + "a" * 64
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ledger import ItemOutcome, Ledger, UnknownFile, UnknownOperation
-from tests.ledger.conftest import FakeClock
+from ledger import FileState, ItemOutcome, Ledger, UnknownFile, UnknownOperation
+from tests.support.ledger_db import FakeClock
 
 OP = "bulk_import:b1:" + "c" * 64
 SHA = "f" * 64
@@ -84,18 +84,18 @@ def test_a_file_seen_again_says_when_and_by_which_run(ledger: Ledger, clock: Fak
         biller="b1",
         kind="payment_requests",
         run_id="run-1",
-        state="importing",
+        state=FileState.IMPORTING,
     )
     clock.advance(minutes=3)
     done = ledger.update_file(
         SHA,
         biller="b1",
         kind="payment_requests",
-        state="imported",
+        state=FileState.IMPORTED,
         report_path="/drop/requests.report.csv",
     )
     assert (done.state, done.report_path, done.run_id) == (
-        "imported",
+        FileState.IMPORTED,
         "/drop/requests.report.csv",
         "run-1",
     )
@@ -112,12 +112,13 @@ def test_recording_a_known_file_again_keeps_its_first_date(
     ledger: Ledger, clock: FakeClock
 ) -> None:
     args = {"sha256": SHA, "size": 1, "folder": "/in", "biller": "b", "kind": "k"}
-    first = ledger.record_file(name="a.csv", run_id="run-1", state="imported", **args)
+    first = ledger.record_file(name="a.csv", run_id="run-1", state=FileState.IMPORTED, **args)
     clock.advance(days=1)
-    forced = ledger.record_file(name="a-copy.csv", run_id="run-2", state="importing", **args)
+    importing = FileState.IMPORTING
+    forced = ledger.record_file(name="a-copy.csv", run_id="run-2", state=importing, **args)
     assert forced.created_at == first.created_at
-    assert (forced.name, forced.run_id, forced.state) == ("a-copy.csv", "run-2", "importing")
-    moved = ledger.update_file(SHA, biller="b", kind="k", state="imported", run_id="run-3")
+    assert (forced.name, forced.run_id, forced.state) == ("a-copy.csv", "run-2", importing)
+    moved = ledger.update_file(SHA, biller="b", kind="k", state=FileState.IMPORTED, run_id="run-3")
     assert moved.run_id == "run-3" and moved.report_path is None
 
 
@@ -133,10 +134,10 @@ def test_bad_file_records_are_refused(ledger: Ledger) -> None:
             biller="b",
             kind="k",
             run_id=None,
-            state="seen",
+            state=FileState.REJECTED,
         )
     with pytest.raises(UnknownFile, match=f"no k file with SHA-256 {SHA} recorded for biller 'b'"):
-        ledger.update_file(SHA, biller="b", kind="k", state="imported")
+        ledger.update_file(SHA, biller="b", kind="k", state=FileState.IMPORTED)
 
 
 def test_audit_records_who_what_and_why(ledger: Ledger, clock: FakeClock) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox.db import make_engine, make_session_factory
+from sandbox.core.db import make_engine, make_session_factory
 from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
 
 

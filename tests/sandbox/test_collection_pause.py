@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.sandbox.billing_helpers import (
+from tests.support.billing import (
     activate_invoice,
     error_of,
     get,

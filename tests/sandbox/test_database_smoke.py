@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from tests.sandbox.billing_helpers import (
+from tests.support.billing import (
     activate_invoice,
     get,
     methods,

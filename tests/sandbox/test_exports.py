@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from sandbox import exports
-from sandbox.bank_layouts import LAYOUTS
-from sandbox.db import make_engine, make_session_factory, session_scope
-from sandbox.payout_models import Payout
-from tests.sandbox.billing_helpers import new_customer, sent_invoice
+from sandbox.core.db import make_engine, make_session_factory, session_scope
+from sandbox.exports import files as exports
+from sandbox.exports.layouts import LAYOUTS
+from sandbox.models.payouts import Payout
 from tests.sandbox.test_simulation_payouts import GOOD_CARD
+from tests.support.billing import new_customer, sent_invoice
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin, running_sandbox
 
 START = date(2026, 12, 1)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.sandbox.billing_helpers import (
+from tests.support.billing import (
     WIDGET,
     error_of,
     get,

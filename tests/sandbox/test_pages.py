@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox.billing_models import Mandate, Payment, PaymentRequest
-from sandbox.test_accounts import BANK_ACCOUNTS
-from tests.sandbox.billing_helpers import get, new_customer, new_payment_request, ok, sent_invoice
+from sandbox.models.billing import Mandate, Payment, PaymentRequest
+from sandbox.pages.test_accounts import BANK_ACCOUNTS
+from tests.support.billing import get, new_customer, new_payment_request, ok, sent_invoice
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 
 JANE = {

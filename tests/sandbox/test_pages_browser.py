@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.sandbox.billing_helpers import get, new_customer, new_payment_request, ok
+from tests.support.billing import get, new_customer, new_payment_request, ok
 from tests.support.browser import chromium_browser
 from tests.support.loopback import LoopbackReceiver, loopback_receiver
 from tests.support.sandbox_admin import SandboxAdmin

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sandbox.billing_helpers import (
+from tests.support.billing import (
     activate_invoice,
     error_of,
     get,

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox.db import session_scope
-from sandbox.schedule_models import Schedule
-from sandbox.schedules import add_months, number_of_occurrences, occurrence
+from sandbox.billing.schedules import add_months, number_of_occurrences, occurrence
+from sandbox.core.db import session_scope
+from sandbox.models.schedules import Schedule
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 
 INVOICES = "/schedules/invoices"

@@ -19,12 +19,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox.billing_models import Payment
-from sandbox.db import make_engine, make_session_factory
-from sandbox.event_models import WebhookEvent
-from sandbox.test_accounts import BANK_ACCOUNTS
-from sandbox.working_days import add_working_days
-from tests.sandbox.billing_helpers import (
+from sandbox.core.db import make_engine, make_session_factory
+from sandbox.core.working_days import add_working_days
+from sandbox.models.billing import Payment
+from sandbox.models.webhooks import WebhookEvent
+from sandbox.pages.test_accounts import BANK_ACCOUNTS
+from tests.support.billing import (
     activate_invoice,
     get,
     new_customer,

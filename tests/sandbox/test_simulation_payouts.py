@@ -22,10 +22,10 @@ from jsonschema import Draft202012Validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox.billing_models import Invoice, Payment, PaymentRequest
-from sandbox.db import make_engine, make_session_factory, session_scope
-from sandbox.payout_models import Payout, PayoutItem
-from tests.sandbox.billing_helpers import get, new_customer, ok, sent_invoice
+from sandbox.core.db import make_engine, make_session_factory, session_scope
+from sandbox.models.billing import Invoice, Payment, PaymentRequest
+from sandbox.models.payouts import Payout, PayoutItem
+from tests.support.billing import get, new_customer, ok, sent_invoice
 from tests.support.contract_check import _URI, _registry
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin, running_sandbox
 

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from sandbox import events
-from sandbox.db import init_schema, make_engine, make_session_factory, session_scope
-from sandbox.event_models import WebhookEvent
-from sandbox.webhook_delivery import sign
-from tests.sandbox.billing_helpers import (
+from sandbox.core.db import init_schema, make_engine, make_session_factory, session_scope
+from sandbox.models.webhooks import WebhookEvent
+from sandbox.webhooks import events
+from sandbox.webhooks.delivery import sign
+from tests.support.billing import (
     activate_invoice,
     new_customer,
     new_invoice,

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from sandbox import webhook_settings
-from sandbox.db import session_scope
+from sandbox.core.db import session_scope
+from sandbox.webhooks import settings as webhook_settings
 from tests.support.sandbox_admin import PlatformToken, SandboxAdmin
 
 GOOD = {"url": "https://example.com/hooks", "events": ["invoice", "payment"]}

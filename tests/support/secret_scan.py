@@ -7,6 +7,8 @@ with :func:`register_log`. At the end of the session the plugin scans
 - pytest's captured output of every test phase (stdout, stderr, log records, failure texts),
 - the Prefect server's stored logs (read just before the ``prefect`` fixture's harness stops),
 - every registered log (a file path or a text),
+- every file of a registered tree (:func:`register_tree`: a directory where billops keeps state,
+  whose only places allowed to hold a token are named, such as the recovery journal),
 
 for every registered secret, and fails the session listing which logs leaked — never the secret.
 Registered as ``pytest_plugins`` in ``tests/conftest.py``.
@@ -49,6 +51,21 @@ def register_log(source: str | Path, *, label: str | None = None) -> None:
             _paths.append((label or str(source), source))
         else:
             _texts.append((label or "registered text", source))
+
+
+def register_tree(root: Path, *, allowed: Iterable[Path] = (), label: str) -> None:
+    """Scan every file under ``root`` now, except the files and directories in ``allowed`` (where
+    tokens belong); each file is scanned under ``label: <relative path>``."""
+    kept = [Path(path).resolve() for path in allowed]
+    for path in sorted(Path(root).rglob("*")):
+        resolved = path.resolve()
+        if not path.is_file() or any(resolved == a or a in resolved.parents for a in kept):
+            continue
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        register_log(text, label=f"{label}: {path.relative_to(root)}")
 
 
 def find_leaks(secrets: Iterable[str], logs: Iterable[tuple[str, str]]) -> list[str]:

@@ -8,16 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from tasks.payment_request_files import InputFileError, load_file, read_payment_request_file
-from tests.tasks.conftest import HEADER, write_csv, write_xlsx
+from tasks.payment_requests import InputFileError, InputRow, read_payment_request_file
+from tests.support.finance_files import HEADER, write_csv, write_xlsx
 
 ROW = ["Acme Ltd", "£1,234.50", "June fees", "JUNE-17", "30/12/2026", "20"]
+
+
+def read_rows(path: Path, sheet: str | None = None) -> list[InputRow]:
+    """The data rows of a payment-request file."""
+    return read_payment_request_file(path, sheet=sheet).rows
 
 
 def test_a_utf8_csv_reads_into_canonical_columns_with_lines_people_see(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "june.csv", [ROW, ["Beta & Sons", "99", "Fees", "R2", "", ""]])
 
-    rows = read_payment_request_file(path)
+    rows = read_rows(path)
 
     assert [row.line for row in rows] == [2, 3]
     assert rows[0].values == {
@@ -43,7 +48,7 @@ def test_encodings_excel_writes_all_read_the_pound_sign(
         tmp_path / "f.csv", [["Café Crème", "£12.00", "Crème", "R1", "", ""]], encoding=encoding
     )
 
-    loaded = load_file(path)
+    loaded = read_payment_request_file(path)
 
     assert loaded.encoding == expected
     assert loaded.rows[0].values["customer"] == "Café Crème"
@@ -60,7 +65,7 @@ def test_the_bom_file_is_really_different_bytes(tmp_path: Path) -> None:
 def test_semicolon_and_tab_files_are_sniffed(tmp_path: Path, delimiter: str) -> None:
     path = write_csv(tmp_path / "f.csv", [ROW], delimiter=delimiter)
 
-    rows = read_payment_request_file(path)
+    rows = read_rows(path)
 
     assert rows[0].values["amount"] == "£1,234.50"
     assert rows[0].values["tax_rate"] == "20"
@@ -72,7 +77,7 @@ def test_excels_sep_line_decides_the_delimiter(tmp_path: Path) -> None:
         "sep=;\r\n" + ";".join(HEADER) + "\r\n" + ";".join(ROW) + "\r\n", encoding="utf-8"
     )
 
-    rows = read_payment_request_file(path)
+    rows = read_rows(path)
 
     assert rows[0].values["amount"] == "£1,234.50" and rows[0].line == 3
 
@@ -83,7 +88,7 @@ def test_title_rows_and_blank_lines_are_skipped_but_line_numbers_are_kept(tmp_pa
     path = tmp_path / "f.csv"
     path.write_text(text, encoding="utf-8", newline="")
 
-    rows = read_payment_request_file(path)
+    rows = read_rows(path)
 
     assert [row.line for row in rows] == [4, 6]
 
@@ -91,7 +96,7 @@ def test_title_rows_and_blank_lines_are_skipped_but_line_numbers_are_kept(tmp_pa
 def test_a_quoted_cell_over_two_lines_keeps_the_line_its_record_starts_on(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "f.csv", [["Acme Ltd", "1", "two\nlines", "R1", "", ""], ROW])
 
-    rows = read_payment_request_file(path)
+    rows = read_rows(path)
 
     assert [row.line for row in rows] == [2, 4]
     assert rows[0].values["description"] == "two\nlines"
@@ -123,7 +128,7 @@ def test_header_aliases_finance_people_use(tmp_path: Path, header: str, canonica
         names = ["Customer", "Amount", "Description", header]
     path = write_csv(tmp_path / "f.csv", [["v"] * len(names)], header=names)
 
-    rows = read_payment_request_file(path)
+    rows = read_rows(path)
 
     assert canonical in rows[0].values
     assert rows[0].column_name(canonical) == header
@@ -133,7 +138,7 @@ def test_unknown_columns_are_ignored_but_kept_for_the_reports(tmp_path: Path) ->
     header = ["Notes", *HEADER, "Cost centre"]
     path = write_csv(tmp_path / "f.csv", [["call first", *ROW, "CC-9"]], header=header)
 
-    row = read_payment_request_file(path)[0]
+    row = read_rows(path)[0]
 
     assert "Notes" not in row.values and "notes" not in row.values
     assert row.cells == ("call first", *ROW, "CC-9")
@@ -151,7 +156,7 @@ def test_xlsx_first_sheet_with_native_dates_numbers_and_percent(tmp_path: Path) 
         formats={5: "0%"},
     )
 
-    loaded = load_file(path)
+    loaded = read_payment_request_file(path)
 
     assert loaded.encoding == "xlsx" and loaded.sheet == "Payment requests"
     values = [row.values for row in loaded.rows]
@@ -165,9 +170,9 @@ def test_xlsx_first_sheet_with_native_dates_numbers_and_percent(tmp_path: Path) 
 def test_xlsx_named_sheet(tmp_path: Path) -> None:
     path = write_xlsx(tmp_path / "book.xlsx", [ROW], sheet="June", before=["Notes", "May"])
 
-    assert read_payment_request_file(path, sheet="June")[0].values["reference"] == "JUNE-17"
+    assert read_rows(path, sheet="June")[0].values["reference"] == "JUNE-17"
     with pytest.raises(InputFileError, match=r"book\.xlsx, sheet 'Notes': is empty"):
-        read_payment_request_file(path)  # the first sheet is the one read by default
+        read_rows(path)  # the first sheet is the one read by default
 
 
 # --- files that cannot be used as a whole -------------------------------------------------------
@@ -178,7 +183,7 @@ def test_unreadable_encoding_names_the_file_and_the_byte(tmp_path: Path) -> None
     path.write_bytes(b"Customer,Amount,Description\r\nAcme \x81\x9d Ltd,1,x\r\n")
 
     with pytest.raises(InputFileError) as error:
-        read_payment_request_file(path)
+        read_rows(path)
 
     message = str(error.value)
     assert str(path) in message and "unreadable encoding" in message and "0x81" in message
@@ -188,7 +193,7 @@ def test_a_binary_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "photo.csv"
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
     with pytest.raises(InputFileError, match="binary"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 @pytest.mark.parametrize("content", [b"", b"\r\n\r\n  \r\n", b",,,\r\n"])
@@ -196,20 +201,20 @@ def test_an_empty_file_says_so(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "empty.csv"
     path.write_bytes(content)
     with pytest.raises(InputFileError, match=r"empty\.csv: is empty"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 def test_a_header_without_data_rows_says_so(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "only-header.csv", [])
     with pytest.raises(InputFileError, match=r"header row \(line 1\) but no data rows"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 def test_a_file_without_a_header_row_says_what_it_found(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "raw.csv", [ROW, ROW], header=None)
 
     with pytest.raises(InputFileError) as error:
-        read_payment_request_file(path)
+        read_rows(path)
 
     message = str(error.value)
     assert "no header row" in message and "'Acme Ltd'" in message and "'Amount'" in message
@@ -223,7 +228,7 @@ def test_a_missing_required_column_is_named_with_the_headers_found(tmp_path: Pat
     )
 
     with pytest.raises(InputFileError) as error:
-        read_payment_request_file(path)
+        read_rows(path)
 
     message = str(error.value)
     assert "f.csv, header row (line 1)" in message
@@ -234,7 +239,7 @@ def test_a_missing_required_column_is_named_with_the_headers_found(tmp_path: Pat
 def test_a_missing_customer_column_is_named(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "f.csv", [["1", "June"]], header=["Amount", "Description"])
     with pytest.raises(InputFileError, match="required column missing: customer"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 def test_two_columns_meaning_the_same_are_refused(tmp_path: Path) -> None:
@@ -244,14 +249,14 @@ def test_two_columns_meaning_the_same_are_refused(tmp_path: Path) -> None:
         header=["Customer", "Amount", "Total", "Description"],
     )
     with pytest.raises(InputFileError, match="columns 'Amount' and 'Total' both mean amount"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 def test_xlsx_without_the_sheet_lists_the_sheets_it_has(tmp_path: Path) -> None:
     path = write_xlsx(tmp_path / "book.xlsx", [ROW], sheet="June")
 
     with pytest.raises(InputFileError) as error:
-        read_payment_request_file(path, sheet="July")
+        read_rows(path, sheet="July")
 
     message = str(error.value)
     assert "book.xlsx" in message and "no sheet 'July'" in message and "'June'" in message
@@ -260,35 +265,35 @@ def test_xlsx_without_the_sheet_lists_the_sheets_it_has(tmp_path: Path) -> None:
 def test_a_sheet_for_a_csv_file_is_refused(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "f.csv", [ROW])
     with pytest.raises(InputFileError, match="CSV file, which has no sheets"):
-        read_payment_request_file(path, sheet="June")
+        read_rows(path, sheet="June")
 
 
 def test_a_corrupt_xlsx_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "bad.xlsx"
     path.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(InputFileError, match=r"bad\.xlsx: is not a readable \.xlsx workbook"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 def test_an_old_xls_workbook_is_refused_with_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "old.xls"
     path.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 32)
     with pytest.raises(InputFileError, match="save it as .xlsx or as CSV"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 def test_a_workbook_saved_under_a_csv_name_is_read_as_a_workbook(tmp_path: Path) -> None:
     path = write_xlsx(tmp_path / "renamed.xlsx", [ROW]).rename(tmp_path / "renamed.csv")
-    assert load_file(path).encoding == "xlsx"
+    assert read_payment_request_file(path).encoding == "xlsx"
 
 
 def test_broken_csv_quoting_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "quotes.csv"
     path.write_text(",".join(HEADER) + '\r\nAcme Ltd,1,"June" fees,R1,,\r\n', encoding="utf-8")
     with pytest.raises(InputFileError, match=r"quotes\.csv: line 2: not valid CSV"):
-        read_payment_request_file(path)
+        read_rows(path)
 
 
 def test_a_missing_file_is_an_input_file_error(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match=r"nope\.csv: cannot be read"):
-        read_payment_request_file(tmp_path / "nope.csv")
+        read_rows(tmp_path / "nope.csv")

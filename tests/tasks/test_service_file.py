@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.bulk_csv import check_row, read_rows
-from tasks.payment_request_files import (
+from sandbox.bulk_import.csv_rows import check_row, read_rows
+from tasks.payment_requests import (
     CustomerDirectory,
     CustomerRef,
     PaymentRequestRow,
@@ -20,7 +20,7 @@ from tasks.payment_request_files import (
     parse_payment_request_file,
     write_service_csv,
 )
-from tests.tasks.conftest import BILLER, TODAY, write_csv
+from tests.support.finance_files import BILLER, TODAY, write_csv
 
 
 def pr_row(line: int, **changes: object) -> PaymentRequestRow:

@@ -8,15 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from tasks.payment_request_files import (
+from ledger import PaymentRequestSeen
+from tasks.payment_requests import (
     CustomerDirectory,
     CustomerRef,
+    ImportRules,
     ParsedFile,
     RowProblem,
     derive_external_id,
     parse_payment_request_file,
 )
-from tests.tasks.conftest import BILLER, TODAY, write_csv, write_xlsx
+from tasks.payment_requests.known import KnownPaymentRequests
+from tests.support.finance_files import BILLER, TODAY, write_csv, write_xlsx
 
 PAY_BY = "30/12/2026"
 
@@ -32,11 +35,38 @@ def parse(
     kwargs = {"header": header} if header else {}
     path = write_csv(tmp_path / "in.csv", rows, **kwargs)  # type: ignore[arg-type]
     return parse_payment_request_file(
-        path,
-        customers=customers,
-        today=TODAY,
-        biller=BILLER,
-        already_imported_references=known or {},
+        path, customers=customers, today=TODAY, biller=BILLER, known=known_references(known or {})
+    )
+
+
+def seen(**fields: object) -> PaymentRequestSeen:
+    """A payment request as the ledger's copy of the service holds it."""
+    values: dict[str, object] = {
+        "biller": BILLER,
+        "payment_request_id": "pr-1",
+        "number": "PR-1",
+        "external_id": None,
+        "reference": None,
+        "customer_id": "cus_1",
+        "description": None,
+        "amount_pennies": 1000,
+        "paid_pennies": 0,
+        "pay_by_date": None,
+        "status": "DRAFT",
+        "source": "BULK_IMPORT",
+        "last_updated": None,
+    }
+    values.update(fields)
+    return PaymentRequestSeen(**values)  # type: ignore[arg-type]
+
+
+def known_references(references: dict[str, str]) -> KnownPaymentRequests:
+    """Payment requests carrying these references, each under the externalId given."""
+    return KnownPaymentRequests(
+        listed=[
+            seen(payment_request_id=f"pr-{n}", reference=ref, external_id=ext)
+            for n, (ref, ext) in enumerate(references.items())
+        ]
     )
 
 
@@ -346,3 +376,168 @@ def test_an_xlsx_file_validates_like_a_csv(tmp_path: Path, customers: CustomerDi
     assert parsed.rows[0].amount == Decimal("120.50") and parsed.rows[0].tax_rate == Decimal("20")
     assert [(p.line, p.column) for p in parsed.problems] == [(3, "Amount"), (3, "Pay by")]
     assert parsed.sheet == "Payment requests" and parsed.encoding == "xlsx"
+
+
+def test_amounts_over_the_ceiling_per_row_are_refused_with_the_reason(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    path = write_csv(
+        tmp_path / "big.csv",
+        [
+            ["Acme Ltd", "99,999,999,999.99", "x", "R1", PAY_BY, ""],
+            ["Acme Ltd", "500.00", "y", "R2", PAY_BY, ""],
+        ],
+    )
+    rules = ImportRules(max_row_amount=Decimal("1000"), max_file_amount=Decimal("1000000"))
+
+    parsed = parse_payment_request_file(
+        path, customers=customers, today=TODAY, biller=BILLER, rules=rules
+    )
+
+    problem = only_problem(parsed)
+    assert (problem.line, problem.column) == (2, "Amount")
+    assert "over the biller's ceiling of £1,000.00 per payment request" in problem.reason
+    assert [row.line for row in parsed.rows] == [3]
+
+
+def test_a_file_over_the_ceiling_per_file_is_refused_whole(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    rows = [["Acme Ltd", "600.00", f"row {n}", f"R{n}", PAY_BY, ""] for n in range(3)]
+    path = write_csv(tmp_path / "many.csv", rows)
+    rules = ImportRules(max_row_amount=Decimal("1000"), max_file_amount=Decimal("1500"))
+
+    parsed = parse_payment_request_file(
+        path, customers=customers, today=TODAY, biller=BILLER, rules=rules
+    )
+
+    assert parsed.rows == []
+    assert [p.line for p in parsed.problems] == [2, 3, 4]
+    assert "total £1,800.00, over the biller's ceiling of £1,500.00 per file" in (
+        parsed.problems[0].reason
+    )
+
+
+def test_the_default_ceilings_refuse_a_hundred_billion(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    parsed = parse(tmp_path, customers, [["Acme Ltd", "99,999,999,999.99", "x", "R1", PAY_BY, ""]])
+    assert "ceiling" in only_problem(parsed).reason
+
+
+def test_formulas_in_text_are_flagged_and_sent_neutralised_by_default(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    parsed = parse(
+        tmp_path,
+        customers,
+        [["Acme Ltd", "10", '=HYPERLINK("http://x.example","pay")', "+R1", PAY_BY, ""]],
+    )
+
+    assert parsed.problems == []
+    (row,) = parsed.rows
+    assert row.description == '\'=HYPERLINK("http://x.example","pay")'
+    assert row.reference == "'+R1"
+    assert any("Description starts like a spreadsheet formula" in n for n in parsed.notes[2])
+
+
+def test_formulas_in_text_are_refused_when_the_biller_says_so(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    path = write_csv(tmp_path / "f.csv", [["Acme Ltd", "10", "@SUM(A1)", "R1", PAY_BY, ""]])
+
+    parsed = parse_payment_request_file(
+        path,
+        customers=customers,
+        today=TODAY,
+        biller=BILLER,
+        rules=ImportRules(formula_cells="reject"),
+    )
+
+    problem = only_problem(parsed)
+    assert (problem.column, problem.value) == ("Description", "@SUM(A1)")
+    assert "spreadsheet formula" in problem.reason
+
+
+def test_a_keyless_row_that_looks_like_an_edit_of_an_imported_one_is_refused(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    header = ["Customer", "Amount", "Description", "Pay by"]
+    original = parse(tmp_path, customers, [["Acme Ltd", "14.04", "Fees", PAY_BY]], header=header)
+    imported = seen(
+        external_id=original.rows[0].external_id,
+        customer_id="cus_1",
+        description="Fees",
+        amount_pennies=1404,
+        pay_by_date=date(2026, 12, 30),
+        number="PR-7",
+    )
+    path = write_csv(
+        tmp_path / "edited.csv", [["Acme Ltd", "999.99", "Fees", PAY_BY]], header=header
+    )
+
+    parsed = parse_payment_request_file(
+        path,
+        customers=customers,
+        today=TODAY,
+        biller=BILLER,
+        known=KnownPaymentRequests(listed=[imported]),
+    )
+    again = parse_payment_request_file(
+        write_csv(tmp_path / "same.csv", [["Acme Ltd", "14.04", "Fees", PAY_BY]], header=header),
+        customers=customers,
+        today=TODAY,
+        biller=BILLER,
+        known=KnownPaymentRequests(listed=[imported]),
+    )
+
+    reason = only_problem(parsed).reason
+    assert reason.startswith("looks like an edit of PR-7 (£14.04, pay by 30/12/2026)")
+    assert "void it, or give an External ID" in reason
+    assert again.problems == [] and len(again.rows) == 1  # the same row again is an update
+
+
+def test_a_row_whose_payment_request_was_voided_becomes_a_new_one(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    """An undone import imported again: the service edits no VOID request, so each row gets the
+    next derived id (a new payment request); a given External ID that is VOID is refused."""
+    rows = [["Acme Ltd", "10", "a", "R1", PAY_BY, ""]]
+    first = parse(tmp_path, customers, rows).rows[0]
+    voided = seen(external_id=first.external_id, reference="R1", status="VOID")
+    given = seen(payment_request_id="pr-2", number="PR-2", external_id="INV-9", status="VOID")
+    known = KnownPaymentRequests(listed=[voided, given])
+
+    again = parse_payment_request_file(
+        write_csv(tmp_path / "again.csv", rows),
+        customers=customers,
+        today=TODAY,
+        biller=BILLER,
+        known=known,
+    )
+    refused = parse_payment_request_file(
+        write_csv(
+            tmp_path / "given.csv",
+            [["INV-9", "Acme Ltd", "10", "b"]],
+            header=["External ID", "Customer", "Amount", "Description"],
+        ),
+        customers=customers,
+        today=TODAY,
+        biller=BILLER,
+        known=known,
+    )
+
+    assert again.problems == []  # its reference belongs to a VOID request: free again
+    assert again.rows[0].external_id not in (first.external_id, "")
+    assert again.rows[0].external_id == derive_external_id(
+        biller=BILLER,
+        customer_id="cus_1",
+        reference="R1",
+        amount=Decimal("10.00"),
+        pay_by_date=date(2026, 12, 30),
+        description="a",
+        round_=1,
+    )
+    assert (
+        "VOID" in only_problem(refused).reason and "new External ID" in only_problem(refused).reason
+    )

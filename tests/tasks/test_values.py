@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from tasks.payment_request_files._cells import cell_text
-from tasks.payment_request_files._values import (
+from tasks.common.finance_files.cells import cell_text
+from tasks.common.finance_files.values import (
     decimal_text,
     parse_amount,
     parse_currency,

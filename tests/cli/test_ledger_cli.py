@@ -11,7 +11,15 @@ from typer.testing import CliRunner
 
 from billops import ledger_cli
 from billops.cli import app
-from ledger import Ledger, Operation, OperationState, Resolution, Resolver, current_revision
+from ledger import (
+    Ledger,
+    Operation,
+    OperationState,
+    Resolution,
+    Resolver,
+    current_revision,
+    head_revision,
+)
 
 runner = CliRunner()
 
@@ -19,10 +27,11 @@ runner = CliRunner()
 def test_db_upgrade_creates_then_reports_up_to_date(ledger_url: str) -> None:
     first = runner.invoke(app, ["db", "upgrade", "--url", ledger_url])
     assert first.exit_code == 0, first.output
-    assert "from schema none to 0001" in first.output
-    assert current_revision(ledger_url) == "0001"
+    head = head_revision()
+    assert f"from schema none to {head}" in first.output
+    assert current_revision(ledger_url) == head
     again = runner.invoke(app, ["db", "upgrade", "--url", ledger_url])
-    assert again.exit_code == 0 and "is up to date (schema 0001)" in again.output
+    assert again.exit_code == 0 and f"is up to date (schema {head})" in again.output
 
 
 def test_db_upgrade_uses_billops_home_by_default(
@@ -46,11 +55,19 @@ def test_db_upgrade_with_a_bad_url_names_it_without_the_password() -> None:
     assert "hunter2" not in result.output
 
 
-def test_status_of_a_ledger_never_created(tmp_path: Path) -> None:
+def test_status_refuses_a_ledger_never_created(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'none.db'}"
     result = runner.invoke(app, ["ledger", "status", "--url", url])
-    assert result.exit_code == 0, result.output
-    assert "has no tables yet: nothing recorded" in result.output
+    assert result.exit_code == 1, result.output
+    assert "there is no ledger at" in result.output and "billops setup" in result.output
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_resolve_refuses_a_ledger_never_created(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    result = runner.invoke(app, ["ledger", "resolve", "--biller", "acme", "--url", url])
+    assert result.exit_code == 1, result.output
+    assert "there is no ledger at" in result.output
     assert not (tmp_path / "none.db").exists()
 
 
@@ -73,7 +90,8 @@ def test_status_lists_unsettled_operations(ledger_url: str) -> None:
         ledger.claim("bulk_import:b1:aaa", worker="w")
         ledger.mark_unknown("bulk_import:b1:aaa", error="ReadTimeout: no answer in 30 s\nretry")
         ledger.mark_confirmed("done")
-    result = runner.invoke(app, ["ledger", "status", "--url", ledger_url, "--biller", "b1"])
+        ledger.set_biller_block("b1", "acme")  # what every run of block "acme" records
+    result = runner.invoke(app, ["ledger", "status", "--url", ledger_url, "--biller", "acme"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "intended 1, sent 0, confirmed 1, failed 0, unknown 1" in result.output

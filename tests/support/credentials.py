@@ -1,5 +1,9 @@
-"""Shared by the block and CLI tests: a saved ``BillerCredentials`` connected to a sandbox biller,
-and what the sandbox counted for it."""
+"""Credential blocks for tests: a saved ``BillerCredentials`` connected to a sandbox biller, what
+the sandbox counted for it, and the environment of a subprocess that shares the Prefect API.
+
+The fixtures that go with them (a sandbox with 2-second tokens, the Prefect API URL) are in
+``tests/support/credential_fixtures.py``.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,12 @@ from typing import Any
 from pydantic import SecretStr
 
 from blocks import BillerCredentials
-from blocks._lock import ensure_limit
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
 from tests.support.secret_scan import register_secret
 
 
 def unique_name(prefix: str = "t") -> str:
-    """A block name no other test uses (block and limit names share the Prefect API)."""
+    """A block name no other test uses (block names share the Prefect API)."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
@@ -39,10 +42,13 @@ def save_connected_block(
         access_token_lifetime=float(tokens.expires_in),
     )
     block.save(name)
-    # As `billops setup` does: the refresh lock exists before any worker needs it, so workers
-    # starting together do not race to create it (the Prefect server logs each losing create).
-    ensure_limit(block.lock_name)
     return block, tokens
+
+
+def token_grants(admin: SandboxAdmin, biller_id: str) -> dict[str, int]:
+    """The sandbox's counts of token grants and ``invalid_grant`` answers for one biller."""
+    stats = admin.biller_stats(biller_id)
+    return {**stats.get("tokenGrants", {}), "invalid_grant": stats.get("invalidGrant", 0)}
 
 
 def refresh_grants(admin: SandboxAdmin, biller_id: str) -> int:

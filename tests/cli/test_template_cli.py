@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from billops.cli import app
-from tasks.payment_request_files import CustomerDirectory, parse_payment_request_file
-from tests.tasks.conftest import BILLER, TODAY
+from tasks.payment_requests import CustomerDirectory, parse_payment_request_file
+from tests.support.finance_files import BILLER, TODAY
 
 runner = CliRunner()
 

@@ -10,13 +10,13 @@ from typer.testing import CliRunner
 
 from billops.cli import app
 from ledger import Operation
-from tests.flows.conftest import ImportBiller, write_rows
+from tests.support.import_billers import ImportBiller, write_rows
 
 runner = CliRunner()
 
 
 def _operations(biller: ImportBiller) -> list[Operation]:
-    from tasks.biller_session import open_ledger
+    from tasks.common.session import open_ledger
 
     ledger = open_ledger()
     try:
@@ -120,4 +120,5 @@ def test_ledger_status_lists_nothing_unsettled_after_a_clean_import(
     code, out = _invoke("ledger", "status")
 
     assert code == 0, out
-    assert "confirmed" in out
+    assert "intended 0, sent 0, confirmed 1, failed 0, unknown 0" in out
+    assert "Nothing unsettled." in out

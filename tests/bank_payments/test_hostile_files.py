@@ -1,0 +1,167 @@
+"""Hostile and broken statement files: each is refused naming the file, the line and the reason
+(or, where the bytes are unambiguous, read correctly), and the next good file reads fine."""
+
+from __future__ import annotations
+
+import codecs
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tasks.bank_payments import StatementRefused, UnknownLayout, pounds, read_statement
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "bank"
+TODAY = date(2026, 11, 24)
+STARLING = "Date,Counter Party,Reference,Type,Amount (GBP),Balance (GBP),Spending Category,Notes\n"
+GOOD = "02/11/2026,Acme Services Ltd,INV-0042,FASTER PAYMENT,1250.00,6250.00,INCOME,\n"
+
+
+def _write(tmp_path: Path, name: str, data: bytes | str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+def _refused(path: Path, line: int | None, *words: str) -> StatementRefused:
+    with pytest.raises(StatementRefused) as caught:
+        read_statement(path, today=TODAY)
+    error = caught.value
+    assert error.file == str(path)
+    assert str(path) in str(error)
+    assert error.line == line, str(error)
+    for word in words:
+        assert word in error.reason, error.reason
+    # the next file is fine
+    assert read_statement(DATA / "starling.csv", today=TODAY).count == 3
+    return error
+
+
+CASES = [
+    ("empty", b"", None, ("empty",)),
+    ("header only", STARLING, 1, ("no statement lines",)),
+    ("blank lines only", "\n\n  \n\n", None, ("empty",)),
+    ("impossible date", STARLING + GOOD + "31/02/2026,X,R,T,1.00,1.00,,\n", 3, ("31/02/2026",)),
+    ("mixed dates", STARLING + GOOD + "2026-11-03,X,R,T,1.00,1.00,,\n", 3, ("not a valid date",)),
+    (
+        "non-numeric amount",
+        STARLING + GOOD + "03/11/2026,X,R,T,twelve,1.00,,\n",
+        3,
+        ("not a number",),
+    ),
+    ("foreign currency symbol", STARLING + "03/11/2026,X,R,T,€12.00,1.00,,\n", 2, ("euros",)),
+    (
+        "european decimals",
+        STARLING + 'O3/11/2026,X,R,T,"1.234,56",1.00,,\n'.replace("O", "0"),
+        2,
+        ("decimal comma",),
+    ),
+    ("negative zero", STARLING + "03/11/2026,X,R,T,-0.00,1.00,,\n", 2, ("-0.00",)),
+    ("absurd amount", STARLING + "03/11/2026,X,R,T,9999999999.00,1.00,,\n", 2, ("believable",)),
+    ("header repeated", STARLING + GOOD + STARLING + GOOD, 3, ("header row is repeated",)),
+    ("extra cells", STARLING + GOOD + "03/11/2026,Smith, J,R,T,1.00,1.00,,\n", 3, ("9 cells", "8")),
+    (
+        "unterminated quote",
+        STARLING + GOOD + '03/11/2026,"Smith,R,T,1.00,1.00,,\n',
+        3,
+        ("never closed",),
+    ),
+    (
+        "long line",
+        STARLING + GOOD + "03/11/2026," + "X" * 10_000 + ",R,T,1.00,1.00,,\n",
+        3,
+        ("characters long",),
+    ),
+    ("future date", STARLING + "02/12/2026,X,R,T,1.00,1.00,,\n", 2, ("after today",)),
+    ("footer total", STARLING + GOOD + "Total,,,,1250.00,,,\n", 3, ("footer",)),
+    ("nul byte", (STARLING + GOOD).encode() + b"03/11/2026,X\x00,R,T,1.00,1.00,,\n", 3, ("NUL",)),
+    ("xlsx named csv", b"PK\x03\x04" + b"\x00" * 100, None, ("Excel .xlsx",)),
+    (
+        "html named csv",
+        b"<html><body><table><tr><td>1</td></tr></table></body></html>",
+        None,
+        ("web page",),
+    ),
+    ("pdf named csv", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", None, ("PDF",)),
+    ("binary", bytes(range(256)) * 4, 1, ("NUL",)),
+    (
+        "another currency",
+        "TransferWise ID,Date,Amount,Currency,Description\nT-1,02-11-2026,10.00,EUR,x\n",
+        2,
+        ("EUR",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "data", "line", "words"), CASES, ids=[c[0] for c in CASES])
+def test_hostile_file_is_refused_with_file_line_and_reason(
+    tmp_path: Path, kind: str, data: bytes | str, line: int | None, words: tuple[str, ...]
+) -> None:
+    _refused(_write(tmp_path, f"{kind.replace(' ', '_')}.csv", data), line, *words)
+
+
+def test_missing_amount_column_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, "s.csv", "*Date,*Amount,Payee,Description,Reference\n")
+    path.write_text("Date,Payee,Description,Reference,Amount (GBP)x\n02/11/2026,A,B,C,1\n")
+    error = _refused(path, 1, "no bank profile matches")
+    assert isinstance(error, UnknownLayout)
+    assert error.closest and error.template and "columns:" in error.template
+
+
+def test_duplicate_column_names_are_refused(tmp_path: Path) -> None:
+    header = "Date,Counter Party,Reference,Type,Amount (GBP),Amount (GBP),Spending Category,Notes\n"
+    _refused(_write(tmp_path, "s.csv", header + GOOD), 1, "more than once")
+
+
+def test_a_csv_that_is_not_a_statement_names_the_closest_profiles(tmp_path: Path) -> None:
+    error = _refused(_write(tmp_path, "s.csv", "name,email\nAnn,a@example.com\n"), 1, "closest")
+    assert isinstance(error, UnknownLayout)
+
+
+def test_wrong_delimiter_is_named(tmp_path: Path) -> None:
+    text = (STARLING + GOOD).replace(",", ";")
+    _refused(_write(tmp_path, "s.csv", text), 1, "separated by ';'")
+
+
+def test_skip_reads_the_good_lines_and_lists_the_bad(tmp_path: Path) -> None:
+    path = _write(tmp_path, "s.csv", STARLING + GOOD + "31/02/2026,X,R,T,1.00,1.00,,\n" + GOOD)
+    statement = read_statement(path, today=TODAY, on_bad_lines="skip")
+    assert statement.count == 2
+    assert [(b.line, "31/02/2026" in b.reason) for b in statement.bad_lines] == [(3, True)]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "data"),
+    [
+        ("utf-8 BOM", codecs.BOM_UTF8 + (STARLING + GOOD).encode()),
+        ("utf-16 BOM", (STARLING + GOOD).encode("utf-16")),
+        ("utf-16 without BOM", (STARLING + GOOD).encode("utf-16-le")),
+        ("windows-1252", (STARLING + GOOD.replace("Acme", "Café Acme")).encode("cp1252")),
+        ("CR-only line endings", (STARLING + GOOD).replace("\n", "\r").encode()),
+    ],
+)
+def test_unambiguous_encodings_are_read_not_refused(
+    tmp_path: Path, encoding: str, data: bytes
+) -> None:
+    statement = read_statement(_write(tmp_path, "s.csv", data), today=TODAY)
+    assert statement.count == 1
+    assert pounds(statement.lines.column("amount")[0].as_py()) == Decimal("1250.00")
+    assert "Acme" in statement.lines.column("payer")[0].as_py()
+
+
+def test_pound_signs_and_thousands_separators_read_exactly(tmp_path: Path) -> None:
+    path = _write(tmp_path, "s.csv", STARLING + '02/11/2026,A,R,T,"£1,234.56",1.00,,\n')
+    statement = read_statement(path, today=TODAY)
+    assert pounds(statement.lines.column("amount")[0].as_py()) == Decimal("1234.56")
+
+
+def test_running_balance_that_does_not_add_up_is_reported(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "s.csv",
+        STARLING + GOOD + "03/11/2026,B,R,T,-10.00,6200.00,,\n",
+    )
+    statement = read_statement(path, today=TODAY)
+    assert [b.line for b in statement.balance_issues] == [3]
+    assert "6250.00 + -10.00 is not 6200.00" in statement.balance_issues[0].reason

@@ -1,0 +1,158 @@
+"""``billops bank ...`` and ``billops run import-bank-payments`` in process (typer's runner),
+against the session's sandbox and Prefect API: the preview is read-only, a dry run sends nothing,
+recording needs a person's approval unless the biller allows exact full matches unattended, a
+refused file exits 3 (``--format jsonl`` prints the error as one object and exits 1)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from billops.cli import app
+from tests.support.bank_statements import BankBiller, make_bank_biller
+from tests.support.sandbox_admin import SandboxAdmin
+
+runner = CliRunner()
+HEADER = "Date,Counter Party,Reference,Type,Amount (GBP),Balance (GBP),Spending Category,Notes\n"
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def biller(prefect: None, admin: SandboxAdmin) -> BankBiller:
+    return make_bank_biller(admin, seed=31, invoices=3, requests=0, customers=2)
+
+
+def _due(doc: dict[str, object]) -> Decimal:
+    return Decimal(str(doc["dueAmount"]))
+
+
+def _statement(path: Path, biller: BankBiller) -> Path:
+    """A Starling statement: the first invoice paid in full, the second in part, a payout, a
+    coffee, and a credit with no reference."""
+    first, second, _third = (biller.documents[f"INV-{n}"] for n in (1, 2, 3))
+    day = (date.today() - timedelta(days=1)).strftime("%d/%m/%Y")
+    customer = str(first["customer"]["name"]).upper()[:18]
+    other = str(second["customer"]["name"]).upper()[:18]
+    part = (_due(second) / 2).quantize(Decimal("0.01"))
+    typed = f"inv {str(second['invoiceNo']).split('-')[1]}"  # as people type it
+    rows = [
+        f"{day},{customer},{first['invoiceNo']},FASTER PAYMENT,{_due(first)},1000.00,INCOME,",
+        f"{day},{other},{typed},FASTER PAYMENT,{part},1000.00,INCOME,",
+        f"{day},ADFIN,ADFIN-PO-7QK2ZD,BACS,310.55,1000.00,INCOME,",
+        f"{day},COSTA,CARD 1234,CHIP AND PIN,-3.20,1000.00,GENERAL,",
+        f"{day},SOMEONE ELSE,,FASTER PAYMENT,12.00,1000.00,INCOME,",
+    ]
+    path.write_text(HEADER + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _paid(biller: BankBiller) -> dict[str, Decimal]:
+    return biller.paid()
+
+
+def test_the_preview_is_read_only_and_prints_one_object_per_line(
+    biller: BankBiller, ledger_home: Path, tmp_path: Path
+) -> None:
+    path = _statement(tmp_path / "june.csv", biller)
+    before = _paid(biller)
+
+    code, out = _invoke("bank", "preview", str(path), "--biller", biller.block, "--format", "jsonl")
+
+    assert code == 0, out
+    records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [r["line"] for r in records] == [2, 3, 4, 5, 6]
+    assert [r["outcome"] for r in records] == ["full", "partial", "n/a", "n/a", "unmatched"]
+    assert records[0]["matches"][0]["number"] == "INV-1"
+    assert records[0]["matches"][0]["kind"] == "invoice"
+    assert records[2]["class"] == "provider_payout" and records[3]["class"] == "debit"
+    assert records[1]["references"] == ["INV-2"] and records[1]["amount"] == str(
+        (_due(biller.documents["INV-2"]) / 2).quantize(Decimal("0.01"))
+    )
+    assert _paid(biller) == before
+    assert not (tmp_path / "june.report.csv").exists()
+
+
+def test_a_refused_file_is_one_error_object_in_jsonl(ledger_home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(HEADER + "31/02/2026,X,R,T,1.00,1.00,,\n", encoding="utf-8")
+
+    code, out = _invoke("bank", "preview", str(path), "--format", "jsonl")
+
+    assert code == 1
+    (error,) = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert error["line"] == 2 and "31/02/2026" in error["error"]
+
+
+def test_dry_run_then_approval_then_recording(
+    biller: BankBiller, ledger_home: Path, tmp_path: Path
+) -> None:
+    path = _statement(tmp_path / "june.csv", biller)
+    before = _paid(biller)
+    command = ("run", "import-bank-payments", str(path), "--biller", biller.block)
+
+    code, out = _invoke(*command)
+    assert code == 0, out
+    assert "Dry run" in out and (tmp_path / "june.report.csv").exists()
+    assert _paid(biller) == before
+
+    code, out = _invoke(*command, "--apply")
+    assert code == 1 and "needs an approval" in out, out
+    assert _paid(biller) == before
+
+    code, out = _invoke(*command, "--apply", "--approve-as", "Dana Finance", "--reason", "June")
+    assert code == 0, out
+    assert "Completed" in out and "june.review.csv" in out
+    paid = _paid(biller)
+    assert paid["INV-1"] - before["INV-1"] == _due(biller.documents["INV-1"])
+    assert paid["INV-2"] - before["INV-2"] == (_due(biller.documents["INV-2"]) / 2).quantize(
+        Decimal("0.01")
+    )
+    assert paid["INV-3"] == before["INV-3"]
+
+    code, out = _invoke(*command, "--apply", "--approve-as", "Dana Finance", "--reason", "again")
+    assert code == 0 and "Nothing to record" in out, out
+    assert _paid(biller) == paid
+
+
+def test_exact_only_runs_alone_where_the_biller_allows_it(
+    biller: BankBiller, ledger_home: Path, tmp_path: Path
+) -> None:
+    path = _statement(tmp_path / "june.csv", biller)
+    before = _paid(biller)
+    command = ("run", "import-bank-payments", str(path), "--biller", biller.block, "--apply")
+
+    code, out = _invoke(*command, "--exact-only")
+    assert code == 1 and "needs an approval" in out, out
+
+    settings = ledger_home / "bank-settings" / f"{biller.block}.yaml"
+    settings.parent.mkdir()
+    settings.write_text("auto_apply_exact: true\n", encoding="utf-8")
+    code, out = _invoke(*command, "--exact-only")
+
+    assert code == 0, out
+    paid = _paid(biller)
+    assert paid["INV-1"] - before["INV-1"] == _due(biller.documents["INV-1"])
+    assert paid["INV-2"] == before["INV-2"]  # a part payment waits for a person
+
+
+def test_a_settings_file_with_a_mistake_names_the_file_and_the_key(
+    biller: BankBiller, ledger_home: Path, tmp_path: Path
+) -> None:
+    path = _statement(tmp_path / "june.csv", biller)
+    settings = ledger_home / "bank-settings" / f"{biller.block}.yaml"
+    settings.parent.mkdir()
+    settings.write_text("auto_apply_exact: true\nclassify: {own_nams: [X]}\n", encoding="utf-8")
+
+    code, out = _invoke("run", "import-bank-payments", str(path), "--biller", biller.block)
+
+    assert code == 1
+    assert str(settings) in out and "classify.own_nams" in out

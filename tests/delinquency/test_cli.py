@@ -1,0 +1,77 @@
+"""``billops policy check``, ``billops run pause-delinquent`` and ``billops delinquency status``
+from the command line, in process, against the session's Prefect API and a sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from billops.cli import app
+from tests.delinquency.scenario import Scenario, write_policy
+from tests.delinquency.test_flow import OWES
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def flat(text: str) -> str:
+    """Output without line breaks and the borders of typer's error box."""
+    return " ".join(text.replace("│", " ").split())
+
+
+def test_policy_check_names_the_line_of_a_mistake(tmp_path: Path) -> None:
+    code, out = invoke("policy", "check", "tasks/delinquency/default_policy.yaml")
+    assert code == 0 and "policy 'default'" in out and "is valid" in out
+    bad = write_policy(tmp_path, "name: x\nstates:\n  - name: p\n    enter: [{days_overdue: -1}]\n")
+    code, out = invoke("policy", "check", str(bad))
+    assert code == 1
+    assert "line 4, column 5: states[0].enter.all[0].days_overdue" in flat(out)
+
+
+def test_apply_without_an_approval_is_a_usage_error() -> None:
+    code, out = invoke("run", "pause-delinquent", "--biller", "nobody", "--apply")
+    assert code == 2 and "--apply needs --approve-as NAME --reason TEXT" in flat(out)
+
+
+def test_a_dry_run_then_an_approved_run_then_the_status(scenario: Scenario, tmp_path: Path) -> None:
+    sc = scenario
+    sc.customer("Ann", "pays")
+    sc.invoice("Ann", "100.00", 20)
+    policy = str(write_policy(tmp_path, OWES.format(automatic="false", customers=5, amount="500")))
+    day = sc.today().isoformat()
+    common = ("run", "pause-delinquent", "--biller", sc.block, "--policy", policy, "--as-of", day)
+
+    code, out = invoke(*common, "--format", "jsonl")
+    assert code == 0, out
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    *rows, summary = lines
+    assert [(r["action"], r["outcome"]) for r in rows] == [("pause", "would send")]
+    assert summary["summary"]["state"] == "Dry run" and summary["summary"]["calls"] == 1
+    assert sc.calls()["payment_requests.pause_collection"] == 0
+
+    code, out = invoke(*common, "--apply", "--approve-as", "Dana", "--reason", "overdue")
+    assert code == 0, out
+    assert "Applied" in out and "delinquency-report.csv" in out.replace("\n", "")
+    assert sc.calls()["payment_requests.pause_collection"] == 1
+
+    code, out = invoke("delinquency", "status", "--biller", sc.block, "--format", "jsonl")
+    assert code == 0, out
+    (status,) = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert (status["state"], status["since"]) == ("paused", day)
+    assert status["why"].startswith("entered paused: unpaid at least £1.00")
+
+
+def test_a_day_before_the_previous_run_is_refused(scenario: Scenario, tmp_path: Path) -> None:
+    sc = scenario
+    policy = str(write_policy(tmp_path, OWES.format(automatic="false", customers=5, amount="500")))
+    common = ("run", "pause-delinquent", "--biller", sc.block, "--policy", policy)
+    assert invoke(*common, "--as-of", "2027-03-05")[0] == 0
+    code, out = invoke(*common, "--as-of", "2027-03-04")
+    assert code == 1 and "would count days and failures backwards" in flat(out)
+    assert invoke(*common, "--as-of", "04/03/2027")[0] == 2
