@@ -24,7 +24,7 @@ class BenchBiller:
 
     def parse(self, file: Path) -> list[object]:
         """The file's rows as billops validates them (the bare script uploads the same bytes)."""
-        from tasks.payment_request_files import CustomerDirectory, parse_payment_request_file
+        from tasks.payment_requests import CustomerDirectory, parse_payment_request_file
 
         parsed = parse_payment_request_file(
             file,
@@ -73,14 +73,20 @@ def connect_biller(root: str, label: str) -> BenchBiller:
     return BenchBiller(f"{root}/api", headers, block, biller_id, customers)
 
 
-def write_finance_file(path: Path, biller: BenchBiller, rows: int) -> Path:
+def local_customers(count: int = CUSTOMERS) -> list[tuple[str, str]]:
+    """Customers ``(id, name)`` for a file checked without a service (the dry-run benchmark)."""
+    return [(f"cus-{n:04d}", f"Bench customer {n}") for n in range(count)]
+
+
+def write_finance_file(path: Path, biller: BenchBiller | list[tuple[str, str]], rows: int) -> Path:
     """A finance-shaped CSV: customer names, £ amounts, dd/mm/yyyy pay-by dates."""
+    customers = biller if isinstance(biller, list) else biller.customers
     pay_by = (date.today() + timedelta(days=30)).strftime("%d/%m/%Y")
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["Customer", "Amount", "Description", "Reference", "Pay by"])
         for n in range(rows):
-            name = biller.customers[n % len(biller.customers)][1]
+            name = customers[n % len(customers)][1]
             writer.writerow(
                 [name, f"£{10 + n % 900}.{n % 100:02d}", f"Item {n}", f"B-{n:07d}", pay_by]
             )

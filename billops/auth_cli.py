@@ -1,4 +1,4 @@
-"""``billops auth``: log in (authorization-code flow), status, recover, revoke.
+"""``billops auth``: log in (authorization-code flow), status, recover, revoke, unlock.
 
 Prefect, the blocks and the client are imported inside the commands: ``billops --help`` must stay
 fast. No command ever prints a token or the client secret; the secret comes from the
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from blocks.login import LoginRequest
 
 app = typer.Typer(
-    help="Log in to the service, and inspect, recover or revoke a credential block.",
+    help="Log in to the service, and inspect, recover, revoke or unlock a credential block.",
     no_args_is_help=True,
 )
 
@@ -170,7 +170,7 @@ def login(
 
     The client secret is read from BILLOPS_CLIENT_SECRET, the existing block, or a prompt.
     """
-    from billing_api._exceptions import OAuthError
+    from billing_api import BillingApiError, OAuthError
     from blocks.admin import find_block, save_login
     from blocks.login import LoginError
 
@@ -195,7 +195,11 @@ def login(
         )
     except OAuthError as exc:
         _fail(f"login failed: the service refused the code: {exc}")
-    saved = save_login(block, settings, response.to_token_set(0))
+    try:
+        saved = save_login(block, settings, response.to_token_set(0))
+    except (BillingApiError, OSError, ValueError) as exc:
+        # The new tokens were never stored: nothing is half-written, the login is simply redone.
+        _fail(f"the login could not be saved ({exc}); fix that, then log in again")
     typer.echo(
         f"Logged in: block {block!r} saved ({saved.environment}, {saved.api_url}, "
         f"rotation {saved.rotation}). Check it with: billops auth status --block {block}"
@@ -203,7 +207,7 @@ def login(
 
 
 def _oauth(settings: dict[str, Any]) -> Any:
-    from billing_api.oauth import ClientCredentials, OAuthClient
+    from billing_api import ClientCredentials, OAuthClient
 
     return OAuthClient(
         settings["base_url"], ClientCredentials(settings["client_id"], settings["client_secret"])
@@ -212,11 +216,12 @@ def _oauth(settings: dict[str, Any]) -> Any:
 
 @app.command("status")
 def status(block: BlockOption) -> None:
-    """Which biller the block opens (GET /biller), token expiry, rotation, last refresh.
+    """Which biller the block opens (GET /biller), token expiry, rotation, last refresh, the
+    refresh lock and the recovery journal.
 
-    Exits 1 when the credential is dead (the service refuses it).
+    Exits 1 when the credential is dead (the service refuses it) or its store fails.
     """
-    from billing_api._exceptions import ApiError, BillingApiError, ReauthorizationRequired
+    from billing_api import ApiError, BillingApiError, ReauthorizationRequired, TokenStoreError
 
     credentials = _load(block)
     problem: str | None = None
@@ -226,23 +231,56 @@ def status(block: BlockOption) -> None:
         with client:
             biller = client.biller.retrieve()
     except ReauthorizationRequired as exc:
-        problem = str(exc)
+        problem = f"DEAD - {exc}"
+    except TokenStoreError as exc:
+        problem = f"ERROR - the token store failed: {exc}"
     except ApiError as exc:
-        problem = f"the service refused the credential: {exc}"
+        problem = f"DEAD - the service refused the credential: {exc}"
     except BillingApiError as exc:
-        problem = f"could not reach the service: {exc}"
-    current = credentials.read()
+        problem = f"ERROR - could not reach the service: {exc}"
     typer.echo(f"block:          {block} ({credentials.environment}, {credentials.api_url})")
     if biller is not None:
         name = getattr(biller, "name", None) or getattr(biller, "legal_name", None) or "-"
         typer.echo(f"biller:         {getattr(biller, 'id', '-')} ({name})")
+    try:
+        current = credentials.read()
+    except TokenStoreError as exc:
+        typer.echo(f"status:         ERROR - {exc}")
+        raise typer.Exit(1) from None
     typer.echo(f"access token:   expires {_when(current.access_token_expires_at)}")
     typer.echo(f"rotation:       {current.rotation}")
     typer.echo(f"last refreshed: {_when(current.last_refreshed_at)}")
+    _show_lock_and_journal(block, current.rotation)
     if problem is not None:
-        typer.echo(f"status:         DEAD - {problem}")
+        typer.echo(f"status:         {problem}")
         raise typer.Exit(1)
     typer.echo("status:         ok")
+
+
+def _show_lock_and_journal(block: str, rotation: int) -> None:
+    from billing_api import TokenStoreError
+    from blocks.admin import lock_holder, lock_name_of, recovery_state
+
+    try:
+        description, holder = lock_holder(lock_name_of(block))
+        typer.echo(f"refresh lock:   {'free' if holder is None else f'held by {holder}'}")
+        typer.echo(f"                ({description})")
+    except TokenStoreError as exc:
+        typer.echo(f"refresh lock:   unknown - {exc}")
+    try:
+        state = recovery_state(block)
+    except (OSError, ValueError) as exc:
+        typer.echo(f"recovery:       journal unreadable - {exc}")
+        return
+    if state.tokens is not None and state.tokens.rotation > rotation:
+        typer.echo(
+            f"recovery:       rotation {state.tokens.rotation} is in the journal, not yet in the "
+            "block (the next refresh saves it; no worker running? billops auth recover)"
+        )
+    elif state.intent is not None:
+        typer.echo(f"recovery:       {state.intent} has not finished")
+    else:
+        typer.echo("recovery:       nothing pending")
 
 
 @app.command("recover")
@@ -250,28 +288,58 @@ def recover(
     block: BlockOption,
     file: Annotated[
         Path | None,
-        typer.Option(help="The recovery file [default: $BILLOPS_HOME/recovery/<block>.json]."),
+        typer.Option(help="A recovery file [default: the block's journal under $BILLOPS_HOME]."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Restore even if the block has moved on since.")
     ] = False,
 ) -> None:
-    """Restore the token set a worker could not save into the block, then move the file aside."""
-    from blocks.admin import RecoveryError, recovery_path, restore_recovery
+    """Save the token set a worker left in the recovery journal into the block (when no worker
+    runs to do it), then remove the record."""
+    from blocks.admin import RecoveryError, restore_recovery
 
     credentials = _load(block)
-    path = file or recovery_path(block)
     try:
-        rotation, aside = restore_recovery(credentials, path, force=force)
+        rotation = restore_recovery(credentials, file, force=force)
     except RecoveryError as exc:
         _fail(str(exc))
-    typer.echo(f"Restored {path} into block {block!r} (rotation {rotation}); file moved to {aside}")
+    where = str(file) if file is not None else "the recovery journal"
+    typer.echo(
+        f"Restored rotation {rotation} from {where} into block {block!r}; the record was removed"
+    )
+
+
+@app.command("unlock")
+def unlock(
+    block: Annotated[
+        str | None, typer.Option("--block", help="Name of the biller credential block.")
+    ] = None,
+    platform_block: Annotated[
+        str | None, typer.Option("--platform-block", help="Name of a platform credential block.")
+    ] = None,
+) -> None:
+    """Free a credential's refresh lock whose holder is gone; refuses while the holder lives.
+
+    Exits 0 when the lock is free (or was freed), 1 when it is held by a live or unknown holder.
+    """
+    from blocks.admin import lock_name_of
+    from blocks.admin import unlock as unlock_lock
+
+    if (block is None) == (platform_block is None):
+        _fail("give exactly one of --block NAME or --platform-block NAME", 2)
+    name = block if block is not None else platform_block
+    assert name is not None
+    report = unlock_lock(lock_name_of(name, platform=platform_block is not None))
+    typer.echo(f"{report.description}: {report.reason}")
+    if report.outcome == "refused":
+        raise typer.Exit(1)
+    typer.echo("free" if report.outcome == "free" else "freed")
 
 
 @app.command("revoke")
 def revoke(block: BlockOption) -> None:
     """Revoke the block's refresh token at the service and drop its cached access token."""
-    from billing_api._exceptions import OAuthError
+    from billing_api import OAuthError
     from blocks.admin import forget_tokens
 
     credentials = _load(block)

@@ -1,39 +1,88 @@
 """The ``billops`` command line.
 
-The sandbox is imported lazily, inside its commands: no billops job needs it, and importing it
-costs FastAPI and uvicorn start-up for nothing.
+Prefect's settings are prepared before anything imports Prefect (:mod:`billops.prefect_env`: no
+analytics, the persistent server when it is up). Command modules keep their heavy imports inside
+the commands, and the heaviest sub-applications load only when used (``LAZY_GROUPS`` in
+:mod:`billops.cli_errors`), so a read-only command answers quickly. Errors become one line and
+exit 1; ``--verbose`` shows the traceback (``docs/conventions.md`` §5 Errors, retries and exit
+codes).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
+from billops.prefect_env import prepare_prefect_environment
 
-from billops import auth_cli, deploy_cli, ledger_cli, run_cli, setup_cli, template_cli, undo_cli
-from billops.settings import BillopsSettings
+prepare_prefect_environment()
 
-app = typer.Typer(
+import typer  # noqa: E402 - after the environment Prefect reads at import
+
+from billops import (  # noqa: E402
+    audit_cli,
+    auth_cli,
+    delinquency_cli,
+    deploy_cli,
+    inbox_cli,
+    ledger_cli,
+    run_cli,
+    sandbox_cli,
+    server_cli,
+    setup_cli,
+    template_cli,
+    undo_cli,
+)
+from billops.cli_errors import BillopsGroup, set_verbose, verbose_first  # noqa: E402
+
+
+class BillopsTyper(typer.Typer):
+    """The root application: ``--verbose`` may come anywhere on the command line."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not args and "args" not in kwargs:
+            kwargs["args"] = verbose_first(sys.argv[1:])
+        return super().__call__(*args, **kwargs)
+
+
+app = BillopsTyper(
+    cls=BillopsGroup,
     help="Billing operations on the invoicing and payment-collection service.",
     no_args_is_help=True,
     # Tracebacks must never print local variables: they may hold tokens and client secrets.
     pretty_exceptions_show_locals=False,
 )
-sandbox_app = typer.Typer(
-    help="A local implementation of the service, for demos and tests.", no_args_is_help=True
-)
-app.add_typer(sandbox_app, name="sandbox")
+
+
+@app.callback()
+def root(
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", help="On an error, print the full traceback (and keep Prefect's)."
+        ),
+    ] = False,
+) -> None:
+    """Billing operations on the invoicing and payment-collection service.
+
+    Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with rejected or failed rows.
+    """
+    set_verbose(verbose)
+
+
+app.add_typer(sandbox_cli.app, name="sandbox")
+app.add_typer(server_cli.app, name="server")
 app.add_typer(auth_cli.app, name="auth")
 app.command("setup")(setup_cli.setup)
 app.add_typer(ledger_cli.db_app, name="db")
 app.add_typer(ledger_cli.ledger_app, name="ledger")
+app.command("audit")(audit_cli.audit_command)
 
 
 def _import_resolver(block: str, ledger: Any) -> Any:
     """``billops ledger resolve`` settles bulk imports by asking the service (loaded lazily)."""
-    from tasks.import_resolution import import_resolver
+    from tasks.payment_requests.resolution import import_resolver
 
     return import_resolver(block, ledger)
 
@@ -41,6 +90,9 @@ def _import_resolver(block: str, ledger: Any) -> Any:
 ledger_cli.set_resolver_factory(_import_resolver)
 app.add_typer(template_cli.app, name="template")
 app.add_typer(run_cli.app, name="run")
+app.add_typer(inbox_cli.app, name="inbox")
+app.add_typer(delinquency_cli.policy_app, name="policy")
+app.add_typer(delinquency_cli.status_app, name="delinquency")
 app.command("undo-import")(undo_cli.undo_import_command)
 app.command("deploy")(deploy_cli.deploy_command)
 app.command("ui")(deploy_cli.ui_command)
@@ -55,85 +107,10 @@ def demo(
 ) -> None:
     """The main job on a fresh machine: sandbox, login, import with bad rows, nightly, reports."""
     from billops.demo import run_in_fresh_interpreter
+    from billops.settings import BillopsSettings
 
     target = (folder or BillopsSettings().home / "demo").resolve()
     raise typer.Exit(run_in_fresh_interpreter(target))
-
-
-@sandbox_app.command("serve")
-def sandbox_serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 8765,
-    db: Annotated[
-        str | None,
-        typer.Option(
-            help="SQLAlchemy URL of the sandbox's state [default: $BILLOPS_HOME/sandbox.db]."
-        ),
-    ] = None,
-    access_token_ttl: Annotated[
-        int, typer.Option(min=1, help="Biller access-token lifetime, seconds.")
-    ] = 86400,
-    platform_token_ttl: Annotated[
-        int, typer.Option(min=1, help="Platform (client-credentials) token lifetime, seconds.")
-    ] = 3600,
-    code_ttl: Annotated[
-        int, typer.Option(min=1, help="Authorization-code lifetime, seconds.")
-    ] = 600,
-    allow_remote_admin: Annotated[
-        bool, typer.Option(help="Let non-loopback clients use the unauthenticated /_sandbox API.")
-    ] = False,
-    clock_start: Annotated[
-        datetime | None,
-        typer.Option(
-            formats=["%Y-%m-%d"],
-            help="Start a new sandbox's clock on this date (YYYY-MM-DD) so runs are reproducible.",
-        ),
-    ] = None,
-    seed_demo: Annotated[
-        bool,
-        typer.Option(
-            help="Create demo data first (an app, 2 billers with customers, invoices, payment "
-            "requests); the app's credentials go to $BILLOPS_HOME/sandbox-demo.json."
-        ),
-    ] = False,
-    faults: Annotated[
-        str,
-        typer.Option(
-            help="Inject faults into /api (off by default), e.g. 'latency=50ms,jitter=10ms,"
-            "error_rate=0.1,rate_limit=0.05,retry_after=1,drop_after_commit=0.05,seed=7' "
-            "(also error_status=500|503, path_prefix=/api/..., method=POST)."
-        ),
-    ] = "",
-) -> None:
-    """Serve the sandbox until SIGTERM or Ctrl-C. Prints one line: 'sandbox ready: URL'."""
-    from sandbox.config import RuntimeConfig, SandboxSettings
-    from sandbox.faults import FaultSpecError, parse_faults
-    from sandbox.serve import serve
-
-    try:
-        fault_plan = parse_faults(faults)
-    except FaultSpecError as exc:
-        raise typer.BadParameter(str(exc), param_hint="'--faults'") from None
-    settings = BillopsSettings()
-    if db is None:
-        db = settings.sandbox_database_url
-    settings.home.mkdir(parents=True, exist_ok=True)
-    serve(
-        SandboxSettings(
-            host=host,
-            port=port,
-            database_url=db,
-            admin_allow_remote=allow_remote_admin,
-            clock_start=clock_start.date() if clock_start else None,
-            faults=fault_plan,
-            runtime=RuntimeConfig(
-                access_token_ttl=access_token_ttl,
-                platform_token_ttl=platform_token_ttl,
-                code_ttl=code_ttl,
-            ),
-        ),
-        demo_credentials=settings.home / "sandbox-demo.json" if seed_demo else None,
-    )
 
 
 if __name__ == "__main__":

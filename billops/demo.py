@@ -10,7 +10,12 @@ reports). The steps, as a person would do them:
 3. write a payment-request file for the first biller with a few deliberately bad rows;
 4. import it for real (``--apply --on-bad-rows skip``), polling the jobs to completion;
 5. run the nightly flow over both billers;
-6. print what was created and rejected, where the reports are, and how to open the Prefect UI.
+6. let 20 days pass in the sandbox; the failing test payer's debit bounces, and the delinquency
+   plan pauses that customer's collection (approved as an operator) and leaves the others alone;
+7. the first biller downloads its bank statement (the sandbox's export, Barclays' layout) and
+   imports it: a dry run, then the recording approved as an operator; what was recorded and
+   what waits for a person are printed;
+8. print what was created and rejected, where the reports are, and how to open the Prefect UI.
 
 The sandbox stops and Prefect's ephemeral server exits with the process: nothing is left running.
 ``billops demo`` runs this module in a fresh interpreter so the demo's ``PREFECT_HOME`` is set

@@ -15,11 +15,15 @@ DEMO_CUSTOMERS = 6
 
 def run_demo(folder: Path, console: Console) -> int:
     """Every step of the demo, printing as it goes; returns the exit code."""
+    from billops.demo_bank import send_invoices_paid_by_transfer
+    from ledger import upgrade_database
+    from ledger.settings import BillopsSettings
     from sandbox.config import SandboxSettings
     from sandbox.serve import serve_in_thread
 
     home = folder / "home"
     home.mkdir(parents=True, exist_ok=True)
+    upgrade_database(BillopsSettings().ledger_database_url)  # what `billops setup` does
     sandbox_db = home / "sandbox.db"
     sandbox_db.unlink(missing_ok=True)
     console.rule("billops demo")
@@ -27,7 +31,8 @@ def run_demo(folder: Path, console: Console) -> int:
         console.print(f"1. sandbox of the service running at {root}")
         seeded = _seed(root)
         blocks = [_login(root, seeded, biller, console) for biller in seeded["billers"]]
-        return _import_and_report(folder, root, blocks, console)
+        send_invoices_paid_by_transfer(blocks[0], console)
+        return _import_and_report(folder, root, seeded, blocks, console)
 
 
 def _seed(root: str) -> dict[str, Any]:
@@ -42,90 +47,82 @@ def _seed(root: str) -> dict[str, Any]:
 
 
 def _login(root: str, seeded: dict[str, Any], biller: dict[str, Any], console: Console) -> str:
-    """Log in to one biller through the authorization-code flow into a credential block.
+    """Log in to one biller through the authorization-code flow into a credential block (the
+    consent page approved over HTTP where a person would click, as ``billops sandbox login``)."""
+    from billops.sandbox_login import SandboxApp, block_name_for, login_to_sandbox
 
-    The same steps as ``billops auth login`` (state + PKCE, a loopback listener for the redirect,
-    one code exchange, the block saved), with the consent page approved over HTTP where a person
-    would click "Approve" in a browser.
-    """
-    from billing_api.oauth import ClientCredentials, OAuthClient
-    from blocks.admin import save_login
-    from blocks.login import code_from_redirect, loopback_listener, prepare_login
-    from sandbox.consent_robot import approve_consent
-
-    block = "demo-" + "".join(c if c.isalnum() else "-" for c in biller["name"].lower()).strip("-")
-    settings = {
-        "environment": "sandbox",
-        "base_url": f"{root}/api",
-        "login_url": f"{root}/auth/login",
-        "client_id": seeded["clientId"],
-        "client_secret": seeded["clientSecret"],
-    }
-    with loopback_listener(None) as listener:
-        request = prepare_login(
-            settings["login_url"],
-            client_id=settings["client_id"],
-            redirect_uri=listener.redirect_uri,
-        )
-        approve_consent(request.authorize_url, biller["billerId"])
-        code = code_from_redirect(listener.wait(30), request.state)
-    oauth = OAuthClient(
-        settings["base_url"], ClientCredentials(settings["client_id"], settings["client_secret"])
-    )
-    with oauth:
-        tokens = oauth.exchange_code(
-            code, redirect_uri=request.redirect_uri, code_verifier=request.code_verifier
-        )
-    save_login(block, settings, tokens.to_token_set(0))
+    block = "demo-" + block_name_for(biller["name"])
+    app = SandboxApp(seeded["clientId"], seeded["clientSecret"], seeded["billers"])
+    login_to_sandbox(root, app, biller["billerId"], block)
     console.print(
         f"2. logged in to {biller['name']} (consent approved) → credential block {block!r}"
     )
     return block
 
 
-def _import_and_report(folder: Path, root: str, blocks: list[str], console: Console) -> int:
+def _import_and_report(
+    folder: Path, root: str, seeded: dict[str, Any], blocks: list[str], console: Console
+) -> int:
+    from billops.demo_bank import import_the_bank_statement
+    from billops.demo_delinquency import pause_the_failing_payer
+    from billops.demo_inbox import import_through_inbox, show_webhook_run, webhook_receiver
+    from billops.demo_payouts import reconcile_the_month
     from blocks import BillerCredentials
     from flows.nightly import nightly
-    from flows.payment_requests import import_payment_requests
-    from tasks.payment_request_import import london_today
+    from tasks.payment_requests.prepare import london_today
 
     client = BillerCredentials.load_named(blocks[0]).get_client()
     try:
         customers = [DemoCustomer(c.id, c.name) for c in client.customers.list()]
     finally:
         client.close()
-    file = write_demo_file(
-        folder / "inbox" / "payment-requests.csv", customers, today=london_today()
+    console.print(
+        f"3. a payment-request file for {blocks[0]}, with {len(BAD_ROWS)} kinds of mistakes:"
     )
-    console.print(f"3. wrote {file} — with {len(BAD_ROWS)} kinds of mistakes:")
     for mistake in BAD_ROWS:
         console.print(f"     • {mistake}")
-    console.print("4. importing it for real (--apply --on-bad-rows skip)…")
-    summary = import_payment_requests(
-        file=file, biller=blocks[0], dry_run=False, on_bad_rows="skip"
-    )
-    from billops.run_cli import print_import_summary
-
-    print_import_summary(summary)
-    console.print("5. running the nightly flow over both billers…")
-    for result in nightly(billers=blocks):
+    with webhook_receiver(root, seeded, blocks, console) as hooks:
+        done = import_through_inbox(
+            folder / "inbox",
+            blocks[0],
+            lambda path: write_demo_file(path, customers, today=london_today()),
+            console,
+        )
+        show_webhook_run(hooks, console)
+    console.print("6. running the nightly flow over both billers…")
+    results: Any = nightly(billers=blocks)
+    for result in results:
         console.print(f"     {result.biller}: ok, open imports settled: {result.imports_settled}")
-    _closing_words(folder, summary, console)
-    return 0 if summary.status in ("imported", "partial") else 1
+    pause_the_failing_payer(root, blocks[1], folder, console)
+    import_the_bank_statement(root, seeded["billers"][0]["billerId"], blocks[0], folder, console)
+    reconcile_the_month(root, seeded["billers"][1]["billerId"], blocks[1], folder, console)
+    return _closing_words(folder, done, console)
 
 
-def _closing_words(folder: Path, summary: Any, console: Console) -> None:
-    console.rule("done")
-    report = summary.report
-    console.print(
-        f"created: {report.by_status.get('CREATED', 0)} payment requests; "
-        f"rejected: {report.rejected} rows (see the failed-rows file)"
+def _closing_words(folder: Path, done: Path, console: Console) -> int:
+    """What the import made of the file (from its report), where the reports are; exit code."""
+    import csv
+
+    report, failed = done / "payment-requests.report.csv", done / "payment-requests.failed.csv"
+    with report.open(newline="", encoding="utf-8-sig") as handle:
+        outcomes = [row["outcome"] for row in csv.DictReader(handle)]
+    inbox_report = (done / "payment-requests.csv.inbox.txt").read_text(encoding="utf-8")
+    run = next(
+        (ln.split(":", 1)[1].strip() for ln in inbox_report.splitlines() if ln.startswith("run:")),
+        "-",
     )
-    console.print(f"report:        {report.report_csv}")
-    console.print(f"failed rows:   {report.failed_csv}")
-    console.print(f"import run id: {summary.run_id}")
+    console.rule("done")
+    created, rejected = outcomes.count("CREATED"), outcomes.count("REJECTED")
+    console.print(
+        f"created: {created} payment requests; rejected: {rejected} rows (see the failed-rows file)"
+    )
+    console.print(f"report:        {report}")
+    console.print(f"failed rows:   {failed}")
+    console.print(f"inbox report:  {done / 'payment-requests.csv.inbox.txt'}")
+    console.print(f"inbox run id:  {run}")
     console.print(
         f"See the runs in the Prefect UI:  billops ui --home {folder / 'prefect'}"
         "   (then open http://127.0.0.1:4200)"
     )
     console.print("The sandbox has stopped; nothing is left running.")
+    return 0 if created else 1

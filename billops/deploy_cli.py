@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,6 +30,48 @@ def ensure_work_pool(name: str = WORK_POOL) -> bool:
         except ObjectNotFound:
             client.create_work_pool(WorkPoolCreate(name=name, type="process"))
             return True
+
+
+def _with_choices(schema: dict[str, Any], names: list[str]) -> bool:
+    """Add ``names`` as the choices of the ``biller`` / ``billers`` fields; True when changed."""
+    properties = schema.get("properties", {})
+    changed = False
+    biller = properties.get("biller")
+    if isinstance(biller, dict) and biller.get("type") == "string":
+        changed |= biller.get("enum") != names
+        biller["enum"] = names
+    billers = properties.get("billers")
+    for option in (billers or {}).get("anyOf", [billers] if billers else []):
+        if isinstance(option, dict) and option.get("type") == "array":
+            items = option.setdefault("items", {"type": "string"})
+            changed |= items.get("enum") != names
+            items["enum"] = names
+    return changed
+
+
+def offer_biller_choices() -> list[str]:
+    """Make the run forms of every deployment list the biller credential blocks there are.
+
+    Prefect's forms offer a list only from the schema saved with the deployment, so the list is
+    what existed when this ran: ``billops deploy`` and ``billops sandbox login`` run it, and so
+    can anyone after adding a block (``billops deploy`` again). Returns the block names.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import DeploymentUpdate
+
+    from tasks.common.session import all_biller_blocks
+
+    names = all_biller_blocks()
+    if not names:
+        return names
+    with get_client(sync_client=True) as client:
+        for deployment in client.read_deployments():
+            schema = copy.deepcopy(deployment.parameter_openapi_schema or {})
+            if _with_choices(schema, names):
+                client.update_deployment(
+                    deployment.id, DeploymentUpdate(parameter_openapi_schema=schema)
+                )
+    return names
 
 
 def deploy_command(
@@ -57,6 +100,9 @@ def deploy_command(
     if done.returncode != 0:
         console.print("[red]prefect deploy failed[/red] (its output is above)")
         raise typer.Exit(1)
+    billers = offer_biller_choices()
+    if billers:
+        console.print(f"the run forms offer these billers: {', '.join(billers)}")
     console.print(
         f"deployed. Start a worker: prefect worker start --pool {WORK_POOL}  "
         "(or see the README for serve())"
@@ -68,26 +114,25 @@ def ui_command(
         Path | None,
         typer.Option(help="The PREFECT_HOME whose runs to show (default: the demo's)."),
     ] = None,
-    port: Annotated[int, typer.Option(help="Port of the UI.")] = 4200,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the UI.")] = 4200,
 ) -> None:
     """Open the Prefect UI on the runs of the demo (or of PREFECT_HOME). Ctrl-C stops it."""
+    from billops.prefect_env import port_open
+    from billops.server_cli import server_environment
     from ledger.settings import BillopsSettings
 
     prefect_home = home or BillopsSettings().home / "demo" / "prefect"
-    env = dict(os.environ, PREFECT_HOME=str(prefect_home), PREFECT_SERVER_ANALYTICS_ENABLED="false")
-    env.pop("PREFECT_API_URL", None)
-    console.print(
-        f"Prefect UI on http://127.0.0.1:{port} (runs from {prefect_home}); Ctrl-C stops it"
-    )
-    command = [
+    url = f"http://127.0.0.1:{port}"
+    if port_open(url):
+        console.print(f"[red]failed:[/red] port {port} is in use: choose another with --port")
+        raise typer.Exit(1)
+    console.print(f"Prefect UI on {url} (runs from {prefect_home}); Ctrl-C stops it")
+    command = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
+    # The server replaces this process: stopping `billops ui` stops the server (no orphan), and
+    # the UI asks the API on the port it is served from, not Prefect's default 4200.
+    sys.stdout.flush()
+    os.execve(
         sys.executable,
-        "-m",
-        "prefect",
-        "server",
-        "start",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    raise typer.Exit(subprocess.call(command, env=env))
+        [*command, "--port", str(port)],
+        server_environment(url, prefect_home),
+    )

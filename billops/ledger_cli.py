@@ -12,24 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ledger import (
-    Ledger,
-    LedgerError,
-    Operation,
-    OperationState,
-    ResolvedOperation,
-    Resolver,
-    current_revision,
-    head_revision,
-    resolve_operations,
-    safe_url,
-    upgrade_database,
-)
-from ledger.settings import BillopsSettings
+if TYPE_CHECKING:
+    from ledger import (
+        FileRecord,
+        Ledger,
+        Operation,
+        OperationState,
+        ResolvedOperation,
+        Resolver,
+    )
 
 db_app = typer.Typer(
     help="The ledger database: create or upgrade its schema.", no_args_is_help=True
@@ -40,7 +35,7 @@ ledger_app = typer.Typer(
 
 # Given a credential block name and the open ledger: a context manager yielding
 # (biller id, resolver).
-ResolverFactory = Callable[[str, Ledger], AbstractContextManager[tuple[str, Resolver]]]
+ResolverFactory = Callable[[str, "Ledger"], AbstractContextManager[tuple[str, "Resolver"]]]
 _resolver_factory: ResolverFactory | None = None
 
 UrlOption = Annotated[
@@ -65,6 +60,8 @@ def ledger_url(url: str | None) -> str:
     """The URL given, or the one settings name (creating ``$BILLOPS_HOME`` for the default)."""
     if url:
         return url
+    from ledger.settings import BillopsSettings
+
     settings = BillopsSettings()
     if settings.ledger_url is None:
         settings.home.mkdir(parents=True, exist_ok=True)
@@ -79,6 +76,8 @@ def _fail(message: str) -> typer.Exit:
 @db_app.command("upgrade")
 def db_upgrade(url: UrlOption = None) -> None:
     """Create the ledger's tables, or upgrade them to this billops's schema (safe to repeat)."""
+    from ledger import LedgerError, current_revision, head_revision, safe_url, upgrade_database
+
     target = ledger_url(url)
     try:
         before = current_revision(target)
@@ -97,31 +96,91 @@ def db_upgrade(url: UrlOption = None) -> None:
 @ledger_app.command("status")
 def ledger_status(
     biller: Annotated[
-        str | None, typer.Option(help="Only this biller's operations (the biller id).")
+        str | None,
+        typer.Option(help="Only this biller: the name of its credential block, as everywhere."),
     ] = None,
     url: UrlOption = None,
 ) -> None:
-    """Operations left intended, sent or unknown, and how many operations are in each state."""
+    """What is not settled: files still importing, runs with open writes, and each operation.
+
+    Exit codes: 0 ok, 1 failed (no ledger, or it cannot be read), 2 usage error.
+    """
+    from ledger import FileState, Ledger, LedgerError, current_revision, safe_url
+
     target = ledger_url(url)
     try:
         if current_revision(target) is None:
-            typer.echo(
-                f"The ledger at {safe_url(target)} has no tables yet: nothing recorded "
-                "(`billops db upgrade` creates them)."
+            raise _fail(
+                f"billops ledger status: there is no ledger at {safe_url(target)} "
+                "(`billops setup` or `billops db upgrade` creates it)"
             )
-            return
         with Ledger(target, create=False) as ledger:
-            counts = ledger.state_counts(biller=biller)
-            open_ops = ledger.unsettled(biller=biller)
+            blocks = ledger.biller_blocks()
+            # None: every biller; otherwise the ids the ledger learnt this block serves.
+            scope = None if biller is None else sorted(b for b, n in blocks.items() if n == biller)
+            counts = _state_counts(ledger, scope)
+            open_ops = [
+                op
+                for b in (scope if scope is not None else [None])
+                for op in ledger.unsettled(biller=b)
+            ]
+            importing = [
+                f
+                for f in ledger.files(states=[FileState.IMPORTING])
+                if scope is None or f.biller in scope
+            ]
     except LedgerError as exc:
         raise _fail(f"billops ledger status: {exc}") from None
-    typer.echo(f"Ledger: {safe_url(target)}" + (f" (biller {biller})" if biller else ""))
+    typer.echo(f"Ledger: {safe_url(target)}" + (f" (credential block {biller})" if biller else ""))
+    if scope is not None and not scope:
+        typer.echo(f"No run of credential block {biller!r} is recorded in this ledger.")
+        return
     typer.echo("Operations by state: " + ", ".join(f"{s.value} {n}" for s, n in counts.items()))
-    if not open_ops:
+    if not open_ops and not importing:
         typer.echo("Nothing unsettled.")
         return
-    typer.echo(f"\n{len(open_ops)} unsettled (`billops ledger resolve` settles them):")
-    typer.echo(format_operations(open_ops))
+    if importing:
+        typer.echo(f"\n{len(importing)} file(s) still importing (sent, not all settled):")
+        typer.echo(format_files(importing, blocks))
+    if open_ops:
+        typer.echo(f"\nRuns with unsettled writes:\n{format_runs(open_ops)}")
+        typer.echo(f"\n{len(open_ops)} unsettled (`billops ledger resolve` settles them):")
+        typer.echo(format_operations(open_ops))
+
+
+def _state_counts(ledger: Ledger, scope: list[str] | None) -> dict[OperationState, int]:
+    """Operations per state, of every biller (``None``) or of the billers in ``scope``."""
+    if scope is None:
+        return ledger.state_counts()
+    total: dict[OperationState, int] = {}
+    for biller_id in scope:
+        for state, n in ledger.state_counts(biller=biller_id).items():
+            total[state] = total.get(state, 0) + n
+    return total
+
+
+def format_files(files: Sequence[FileRecord], blocks: dict[str, str]) -> str:
+    """One line per file: when, which block, its name, the run and where its report is."""
+    lines = []
+    for f in files:
+        block = blocks.get(f.biller, f.biller)
+        report = f"  report {f.report_path}" if f.report_path else ""
+        lines.append(
+            f"  {_when(f.updated_at)}  {block:<20} {f.name}  run {f.run_id or '-'}{report}"
+        )
+    return "\n".join(lines)
+
+
+def format_runs(ops: Sequence[Operation]) -> str:
+    """One line per run: how many of its writes are in each unsettled state."""
+    by_run: dict[str, dict[str, int]] = {}
+    for op in ops:
+        states = by_run.setdefault(op.run_id or "(no run)", {})
+        states[op.state.value] = states.get(op.state.value, 0) + 1
+    return "\n".join(
+        f"  run {run}: " + ", ".join(f"{state} {n}" for state, n in sorted(states.items()))
+        for run, states in sorted(by_run.items())
+    )
 
 
 def format_operations(ops: Sequence[Operation]) -> str:
@@ -155,6 +214,8 @@ def ledger_resolve(
     url: UrlOption = None,
 ) -> None:
     """Ask the service what became of each unsettled operation of a biller, and record it."""
+    from ledger import Ledger, LedgerError, resolve_operations
+
     if _resolver_factory is None:
         raise _fail(
             "billops ledger resolve is not connected to the service in this build; "
@@ -162,7 +223,10 @@ def ledger_resolve(
         )
     target = ledger_url(url)
     try:
-        with Ledger(target) as ledger, _resolver_factory(biller, ledger) as (biller_id, resolver):
+        with (
+            Ledger(target, create=False) as ledger,
+            _resolver_factory(biller, ledger) as (biller_id, resolver),
+        ):
             outcomes = resolve_operations(ledger, resolver, biller=biller_id)
     except LedgerError as exc:
         raise _fail(f"billops ledger resolve: {exc}") from None
@@ -177,6 +241,8 @@ def ledger_resolve(
 
 def format_resolutions(outcomes: Sequence[ResolvedOperation]) -> str:
     """One line per operation: before → after, and the note or error."""
+    from ledger import OperationState
+
     if not outcomes:
         return "Nothing unsettled."
     lines = []

@@ -1,15 +1,17 @@
-"""``billops run``: the flows, from a terminal, on the Prefect server of ``PREFECT_API_URL``.
+"""``billops run``: the flows, from a terminal, in this process.
 
-Without ``PREFECT_API_URL`` Prefect starts its ephemeral server (a first start takes ~13 s on two
-cores, so the start-up timeout is raised to 60 s here). Exit codes: 0 ok, 1 failed, 3 finished but
-with rejected or failed rows (2 is typer's usage error).
+They talk to the Prefect server of ``PREFECT_API_URL``, else to the one ``billops server start``
+left running, else to a temporary one Prefect starts (10-20 s; :mod:`billops.prefect_env`). A
+person's approval (``--approve-as NAME --reason TEXT``) reaches the flow through this process's
+context (:func:`tasks.common.approval.approved_from_cli`), never a run parameter, so no
+deployment form can carry one. Exit codes: 0 ok, 1 failed, 3 finished but with rejected or
+failed rows (2 is typer's usage error).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,21 +19,33 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from billops import delinquency_cli, payouts_cli
+from billops.cli_errors import describe, quiet_prefect_tracebacks
+from billops.prefect_env import prepare_prefect_environment
+
 app = typer.Typer(help="Run a job now (dry run unless --apply).", no_args_is_help=True)
-console = Console()
+# Paths and run ids are printed whole: a wrapped path cannot be copied into a file manager.
+console = Console(soft_wrap=True)
 EXIT_FAILED, EXIT_REJECTED = 1, 3
 
 
-def prepare_prefect_environment() -> None:
-    """Settings Prefect reads at import: a patient ephemeral start, no analytics calls."""
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "60")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+def approval_context(approve_as: str | None, reason: str | None) -> AbstractContextManager[None]:
+    """The terminal's approval for flows run in this process (none without ``--approve-as``)."""
+    if approve_as is None and reason is None:
+        return nullcontext()
+    if not (approve_as and approve_as.strip() and reason and reason.strip()):
+        raise typer.BadParameter(
+            "an approval needs both --approve-as NAME and --reason TEXT", param_hint="--approve-as"
+        )
+    from tasks.common.approval import approved_from_cli
+
+    return approved_from_cli(approve_as, reason)
 
 
 @contextmanager
 def progress_bars() -> Iterator[None]:
     """Show the import's job progress as rich progress bars while a flow runs in this process."""
-    from tasks.import_progress import add_listener
+    from tasks.common.progress import add_listener
 
     with Progress(console=console, transient=True) as progress:
         bars: dict[str, Any] = {}
@@ -55,18 +69,21 @@ def require_block(name: str) -> None:
     if find_block(name) is None:
         console.print(
             f"[red]failed:[/red] no biller credential block named {name!r} on this Prefect "
-            f"server; create it with: billops auth login --block {name}"
+            f"server; create it with: billops auth login --block {name} (the sandbox: "
+            f"billops sandbox login --biller NAME --block {name})"
         )
         raise typer.Exit(EXIT_FAILED)
 
 
 def run_flow(call: Callable[[], Any]) -> Any:
-    """Run a flow; a failure becomes a printed reason and exit code 1 (no traceback, no locals)."""
+    """Run a flow; a failure becomes a printed reason and exit code 1 (no traceback, no locals:
+    Prefect's own lines lose theirs too, unless ``--verbose``; the run's logs keep them)."""
+    quiet_prefect_tracebacks()
     try:
         with progress_bars():
             return call()
     except Exception as exc:  # the CLI's last line of defence: print the reason, exit 1
-        console.print(f"[red]failed:[/red] {type(exc).__name__}: {exc}")
+        console.print(f"[red]failed:[/red] {describe(exc)}")
         raise typer.Exit(EXIT_FAILED) from None
 
 
@@ -86,33 +103,53 @@ def import_payment_requests_command(
     ] = False,
     sheet: Annotated[str | None, typer.Option(help="XLSX sheet (default: the first).")] = None,
     force: Annotated[bool, typer.Option(help="Import a file already imported before.")] = False,
-    approve_as: Annotated[str | None, typer.Option(help="Your name, approving a deletion.")] = None,
+    approve_as: Annotated[
+        str | None, typer.Option(help="Your name, approving a deletion (with --reason).")
+    ] = None,
     reason: Annotated[str | None, typer.Option(help="Why, recorded with the approval.")] = None,
 ) -> None:
-    """Import payment requests from a finance team's file."""
+    """Import payment requests from a finance team's file.
+
+    Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with rejected or failed rows.
+    """
     if on_bad_rows not in ("reject_file", "skip"):
         raise typer.BadParameter("must be reject_file or skip", param_hint="'--on-bad-rows'")
+    approval = approval_context(approve_as, reason)
     prepare_prefect_environment()
     require_block(biller)
     from flows.payment_requests import import_payment_requests
 
     mode: Literal["reject_file", "skip"] = "skip" if on_bad_rows == "skip" else "reject_file"
-    summary = run_flow(
-        lambda: import_payment_requests(
-            file=file.resolve(),
-            biller=biller,
-            dry_run=not apply,
-            on_bad_rows=mode,
-            chunk_size=chunk_size,
-            delete_missing=delete_missing,
-            sheet=sheet,
-            force=force,
-            approved_by=approve_as,
-            approval_reason=reason,
+    with approval:
+        summary = run_flow(
+            lambda: import_payment_requests(
+                file=file.resolve(),
+                biller=biller,
+                dry_run=not apply,
+                on_bad_rows=mode,
+                chunk_size=chunk_size,
+                delete_missing=delete_missing,
+                sheet=sheet or "",
+                force=force,
+            )
         )
-    )
     print_import_summary(summary)
-    raise typer.Exit(summary.exit_code)
+    raise typer.Exit(import_exit_code(summary))
+
+
+def import_exit_code(summary: Any) -> int:
+    """0 ok, 1 failed, 3 finished with rejected or failed rows (2 is typer's usage error)."""
+    from tasks.payment_requests.summary import ImportStatus
+
+    if summary.status in (
+        ImportStatus.IMPORTED,
+        ImportStatus.DRY_RUN,
+        ImportStatus.ALREADY_IMPORTED,
+    ):
+        return 0 if summary.report is None or summary.report.failed_rows == 0 else EXIT_REJECTED
+    if summary.status in (ImportStatus.PARTIAL, ImportStatus.REJECTED):
+        return EXIT_REJECTED
+    return EXIT_FAILED  # pending jobs, or an approval refused
 
 
 def print_import_summary(summary: Any) -> None:
@@ -125,8 +162,10 @@ def print_import_summary(summary: Any) -> None:
     if report is None:
         return
     console.print(f"  rows: {report.rows}   valid total: £{report.amount_valid:,.2f}")
+    amounts = getattr(report, "amount_by_status", {})
     for status, count in report.by_status.items():
-        console.print(f"  {status:<14} {count}")
+        total = f"  £{amounts[status]:,.2f}" if status in amounts else ""
+        console.print(f"  {status:<14} {count}{total}")
     console.print(f"  report: {report.report_csv}")
     if report.failed_csv is not None:
         console.print(f"  failed rows (fix and drop again): {report.failed_csv}")
@@ -140,13 +179,15 @@ def poll_import_jobs_command(
     prepare_prefect_environment()
     require_block(biller)
     from flows.payment_requests import poll_import_jobs
+    from ledger import OperationState
 
     settled = run_flow(lambda: poll_import_jobs(biller=biller))
-    open_left = [s for s in settled if s.state not in ("confirmed", "failed")]
+    open_left = [s for s in settled if not s.state.settled]
     console.print(f"{len(settled)} open import job(s) found; {len(open_left)} still open")
     for s in settled:
         console.print(f"  chunk {s.chunk_index} ({s.rows} rows): {s.state} job {s.job_id or '-'}")
-    raise typer.Exit(EXIT_FAILED if any(s.state == "failed" for s in settled) else 0)
+    failed = any(s.state is OperationState.FAILED for s in settled)
+    raise typer.Exit(EXIT_FAILED if failed else 0)
 
 
 @app.command("nightly")
@@ -164,3 +205,16 @@ def nightly_command(
         console.print(
             f"  {r.biller:<24} ok  imports settled {r.imports_settled}, open {r.imports_open}"
         )
+
+
+app.command("pause-delinquent")(delinquency_cli.pause_delinquent_command)
+app.command("reconcile-payouts")(payouts_cli.reconcile_payouts_command)
+
+
+def _bank_command() -> None:
+    from billops.bank_run_cli import import_bank_payments_command
+
+    app.command("import-bank-payments")(import_bank_payments_command)
+
+
+_bank_command()

@@ -1,7 +1,8 @@
 """``billops setup``: make a Prefect API ready for billops. Safe to run again.
 
-It registers the credential block types, creates the refresh lock (a global concurrency limit of
-1) of every credential block that lacks one, and brings the ledger's database schema up to date.
+It registers the credential block types, removes the global concurrency limits earlier versions
+used as refresh locks (the locks now live on the ledger's database, ``docs/credentials.md``), and
+brings the ledger's database schema up to date.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import typer
 
 
 def _register_blocks() -> list[str]:
-    """Register both block types; returns the names of existing credential blocks per lock."""
+    """Register both block types; returns the legacy lock names of the existing blocks."""
     from prefect.client.orchestration import get_client
 
     from blocks import BillerCredentials, PlatformCredentials
@@ -34,12 +35,19 @@ def _register_blocks() -> list[str]:
     return limits
 
 
-def _ensure_limits(limits: list[str]) -> None:
-    from blocks._lock import ensure_limit
+def _remove_legacy_limits(limits: list[str]) -> None:
+    """Earlier versions locked refreshes with a Prefect global concurrency limit per block; a
+    leftover one is unused, and one wedged by a server restart would only confuse people."""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
 
-    for name in limits:
-        changed = ensure_limit(name)
-        typer.echo(f"refresh lock {name}: {'created' if changed else 'present'}")
+    with get_client(sync_client=True) as client:
+        for name in limits:
+            try:
+                client.delete_global_concurrency_limit_by_name(name)
+            except ObjectNotFound:
+                continue
+            typer.echo(f"legacy refresh lock {name} (a Prefect concurrency limit): removed")
 
 
 def _migrate_ledger(url: str | None) -> None:
@@ -50,7 +58,10 @@ def _migrate_ledger(url: str | None) -> None:
         return
     from ledger import migrate  # type: ignore[attr-defined, unused-ignore]
 
-    target = url or BillopsSettings().ledger_database_url
+    settings = BillopsSettings()
+    if url is None and settings.ledger_url is None:
+        settings.home.mkdir(parents=True, exist_ok=True)  # a first setup on a fresh machine
+    target = url or settings.ledger_database_url
     migrate.upgrade_database(target)
     typer.echo("ledger: schema up to date")
 
@@ -58,7 +69,7 @@ def _migrate_ledger(url: str | None) -> None:
 def run_setup(*, ledger: bool = True, ledger_url: str | None = None) -> None:
     """What ``billops setup`` does, for other commands (``billops deploy``) to call first."""
     limits = _register_blocks()
-    _ensure_limits(limits)
+    _remove_legacy_limits(limits)
     if ledger:
         _migrate_ledger(ledger_url)
 
@@ -74,6 +85,6 @@ def setup(
         ),
     ] = None,
 ) -> None:
-    """Register the credential block types, create missing refresh locks, migrate the ledger."""
+    """Register the credential block types, remove legacy lock limits, migrate the ledger."""
     run_setup(ledger=ledger, ledger_url=ledger_url)
     typer.echo("setup complete")

@@ -9,8 +9,6 @@ from zoneinfo import ZoneInfo
 
 import typer
 
-from tasks.payment_request_files import starter_payment_request_csv
-
 app = typer.Typer(help="Write starter files finance teams fill in.", no_args_is_help=True)
 LONDON = ZoneInfo("Europe/London")
 DEFAULT_PAYMENT_REQUESTS_FILE = Path("payment-requests.csv")
@@ -25,6 +23,8 @@ def payment_requests(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """A payment-request CSV to fill in: the columns billops reads and two example rows."""
+    from tasks.payment_requests.template import starter_payment_request_csv
+
     if path.exists() and not force:
         typer.echo(
             f"{path} already exists; not overwriting it (use --force to replace it)", err=True

@@ -1,13 +1,82 @@
-"""``billops undo-import RUN``: void the payment requests an import run created (with approval)."""
+"""``billops undo-import RUN``: void the payment requests an import run created (with approval).
+
+Without ``--apply`` it lists what it would void — number, customer, amount and reference of each
+payment request, as the service shows it now — so the person approving sees what they approve.
+With ``BILLOPS_UNDO_APPROVER_MUST_DIFFER=true`` the approver must be someone other than the login
+running the command (four eyes). Exit codes: 0 ok, 1 failed (or some could not be voided), 2
+usage error.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import getpass
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-console = Console()
+if TYPE_CHECKING:
+    from billing_api import BillingClient
+
+# Paths and ids printed whole (a wrapped id cannot be copied).
+console = Console(soft_wrap=True)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a person recognises a payment request by."""
+
+    number: str
+    customer: str
+    amount: str
+    reference: str
+    status: str
+
+
+def describe_request(client: BillingClient, payment_request_id: str) -> Shown:
+    """The payment request as the service shows it now (or why it cannot be shown)."""
+    from billing_api import ApiError
+
+    try:
+        request = client.payment_requests.retrieve(payment_request_id)
+    except ApiError as exc:
+        return Shown("?", f"(not shown: {exc})", "", "", "")
+    customer = request.customer
+    return Shown(
+        number=request.payment_request_no,
+        customer=(customer.name or customer.id) if customer else "-",
+        amount=f"£{request.total_amount:,.2f}",
+        reference=request.reference or "-",
+        status=str(request.status),
+    )
+
+
+def _same_person(approver: str, login: str) -> bool:
+    def norm(name: str) -> str:
+        return "".join(name.split()).casefold()
+
+    return norm(approver) == norm(login)
+
+
+def _check_approval(apply: bool, approve_as: str | None, reason: str | None) -> None:
+    from billops.settings import BillopsSettings
+
+    if not apply:
+        return
+    if not (approve_as and approve_as.strip() and reason and reason.strip()):
+        console.print(
+            "[red]refused:[/red] voiding payment requests needs an approval: "
+            "--approve-as NAME --reason TEXT"
+        )
+        raise typer.Exit(1)
+    login = getpass.getuser()
+    if BillopsSettings().undo_approver_must_differ and _same_person(approve_as, login):
+        console.print(
+            f"[red]refused:[/red] {approve_as!r} is the login running this command ({login}); "
+            "BILLOPS_UNDO_APPROVER_MUST_DIFFER asks for someone else's approval"
+        )
+        raise typer.Exit(1)
 
 
 def undo_import_command(
@@ -19,19 +88,21 @@ def undo_import_command(
     reason: Annotated[str | None, typer.Option(help="Why, recorded with the approval.")] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Void them (default: list only).")] = False,
 ) -> None:
-    """Void the payment requests an import run created; lists them unless --apply."""
-    if apply and not (approve_as and reason):
-        console.print(
-            "[red]refused:[/red] voiding payment requests needs an approval: "
-            "--approve-as NAME --reason TEXT"
-        )
-        raise typer.Exit(1)
-    from blocks import BillerCredentials
-    from tasks.biller_session import open_ledger
-    from tasks.undo_import import undo_import
+    """Void the payment requests an import run created; lists them unless --apply.
 
-    ledger = open_ledger()
-    client = BillerCredentials.load_named(biller).get_client()
+    Exit codes: 0 ok, 1 failed (or some could not be voided), 2 usage error.
+    """
+    _check_approval(apply, approve_as, reason)
+    from ledger import LedgerError
+    from tasks.common.session import UnknownBiller, load_biller_block, open_ledger
+    from tasks.payment_requests.undo import undo_import
+
+    try:
+        ledger = open_ledger()
+        client = load_biller_block(biller).get_client()
+    except (LedgerError, UnknownBiller) as exc:
+        console.print(f"[red]failed:[/red] {exc}")
+        raise typer.Exit(1) from None
     try:
         results = undo_import(
             client,
@@ -41,15 +112,23 @@ def undo_import_command(
             reason=reason or "",
             dry_run=not apply,
         )
+        shown = {
+            r.payment_request_id: describe_request(client, r.payment_request_id) for r in results
+        }
     finally:
         client.close()
         ledger.close()
     if not results:
         console.print(f"run {run_id} created no payment requests (nothing to undo)")
         return
+    console.print(f"  {'OUTCOME':<11} {'NUMBER':<10} {'CUSTOMER':<28} {'AMOUNT':>12}  REFERENCE")
     for r in results:
-        detail = f"  {r.detail}" if r.detail else ""
-        console.print(f"  {r.outcome:<11} {r.payment_request_id}  {r.external_id}{detail}")
+        s = shown[r.payment_request_id]
+        detail = f"  ({r.detail})" if r.detail else ""
+        console.print(
+            f"  {r.outcome:<11} {s.number:<10} {s.customer[:28]:<28} {s.amount:>12}  "
+            f"{s.reference}  [{r.payment_request_id}, {s.status}]{detail}"
+        )
     not_voided = sum(r.outcome == "NOT_VOIDED" for r in results)
     console.print(f"{len(results)} payment request(s); {not_voided} could not be voided")
     raise typer.Exit(1 if not_voided else 0)

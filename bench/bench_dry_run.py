@@ -1,0 +1,116 @@
+"""Benchmark: a million-row payment-request file through billops' dry run, against pandas.
+
+billops' side is what a dry run does with a file: read it (encodings, delimiter, header), check
+every row (customers, £ amounts, UK dates, references, derived externalIds, ceilings) and write
+the report and failed-rows file next to it. The floor is ``pandas.read_csv`` of the same file,
+measured in the same run. Each side runs in a process of its own, so each peak RSS is its own.
+Goals: billops ≤ 10× the floor, peak RSS ≤ 1 GB. The service is not involved (a dry run sends
+nothing); the ledger's copy of the biller's payment requests is empty, as for a new biller.
+
+Usage: ``python bench/bench_dry_run.py [--rows 1000000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.import_fixtures import local_customers, write_finance_file  # noqa: E402
+
+GOAL_RSS_MB = 1024
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def pandas_side(file: Path) -> dict[str, float]:
+    import pandas as pd
+
+    started, cpu = time.perf_counter(), time.process_time()
+    frame = pd.read_csv(file)
+    elapsed = time.perf_counter() - started
+    assert len(frame) > 0
+    return {"seconds": elapsed, "cpu": time.process_time() - cpu, "peak_mb": _peak_mb()}
+
+
+def billops_side(file: Path) -> dict[str, float]:
+    from datetime import date
+    from decimal import Decimal
+
+    from tasks.payment_requests import CustomerDirectory, ImportRules, parse_payment_request_file
+    from tasks.payment_requests.reports import row_outcomes, write_report_files
+
+    customers = CustomerDirectory.from_records((i, None, n) for i, n in local_customers())
+    # A biller that bills this much in one file has raised its per-file ceiling.
+    rules = ImportRules(max_file_amount=Decimal("1000000000"))
+    started, cpu = time.perf_counter(), time.process_time()
+    parsed = parse_payment_request_file(
+        file, customers=customers, today=date.today(), biller="bench-biller", rules=rules
+    )
+    outcomes = row_outcomes(parsed, {}, dry_run=True, sent=False)
+    report = write_report_files(parsed, outcomes)
+    elapsed = time.perf_counter() - started
+    assert report.by_status.get("WOULD_IMPORT") == len(parsed.good), report.by_status
+    return {
+        "seconds": elapsed,
+        "cpu": time.process_time() - cpu,
+        "peak_mb": _peak_mb(),
+        "rows": float(parsed.total_rows),
+        "rejected": float(report.rejected),
+    }
+
+
+def _in_child(side: str, file: Path) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--side", side, "--file", str(file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{side} side failed:\n{done.stdout}{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--side", choices=["pandas", "billops"])
+    parser.add_argument("--file", type=Path)
+    args = parser.parse_args()
+    if args.side is not None:
+        side = pandas_side if args.side == "pandas" else billops_side
+        print(json.dumps(side(args.file)))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="billops-bench-dry-run-") as folder:
+        file = write_finance_file(Path(folder) / "million.csv", local_customers(), args.rows)
+        size_mb = file.stat().st_size / 1e6
+        floor = _in_child("pandas", file)
+        measured = _in_child("billops", file)
+    ratio = measured["seconds"] / floor["seconds"]
+    print(f"rows: {args.rows:,} ({size_mb:.0f} MB file)")
+    for label, side in (("pandas.read_csv", floor), ("billops read+check+report", measured)):
+        print(
+            f"{label + ':':<28}{side['seconds']:7.2f} s   CPU {side['cpu']:6.2f} s   "
+            f"peak RSS {side['peak_mb']:6.0f} MB"
+        )
+    cpu_ratio = measured["cpu"] / floor["cpu"]
+    print(f"ratio (billops / pandas): {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU  (goal <= 10x)")
+    print(f"billops CPU per 1,000 rows: {measured['cpu'] / args.rows * 1e6:.2f} ms")
+    print(f"billops peak RSS: {measured['peak_mb']:.0f} MB  (goal <= {GOAL_RSS_MB} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

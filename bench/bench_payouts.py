@@ -1,0 +1,165 @@
+"""Benchmark: a year of a large platform biller's payouts reconciled end to end, against pandas.
+
+billops' side is what ``reconcile-payouts`` does with the two downloads (bench/payout_fixtures.py:
+252 payouts, 201,600 payout items with late failures deducted, a 100,000-line statement): read
+the payout report through its layout and check every cell; read the statement with the bank
+profiles, classify it and key its lines; keep payouts, items, credits and results in a fresh
+SQLite ledger; run the three checks; roll the year up per day and month; write the
+reconciliation, exceptions and journal CSVs and draw the picture. The service's answer (the
+payment requests the items name) is given as the frame the client's paged fetch would build:
+fetching 200,000 records is the service's time, not billops', and the sandbox cannot hold a
+platform's year; everything after the fetch is measured.
+
+The floor is ``pandas.read_csv`` of the same two files, in the same run. Each side runs in a
+process of its own, so each peak RSS is its own. Goal: billops ≤ 5× the floor.
+
+Usage: ``python bench/bench_payouts.py [--items 201600] [--lines 100000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GOAL = 5.0
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def pandas_side(folder: Path) -> dict[str, float]:
+    import pandas as pd
+
+    started, cpu = time.perf_counter(), time.process_time()
+    report = pd.read_csv(folder / "payouts.csv")
+    statement = pd.read_csv(folder / "statement.csv")
+    elapsed = time.perf_counter() - started
+    assert len(report) > 0 and len(statement) > 0
+    return {"seconds": elapsed, "cpu": time.process_time() - cpu, "peak_mb": _peak_mb()}
+
+
+def billops_side(folder: Path) -> dict[str, float]:
+    import pandas as pd
+
+    os.environ["BILLOPS_HOME"] = str(folder / "home")
+    from ledger import Ledger
+    from tasks.bank_payments import classify, line_keys, read_statement
+    from tasks.payouts import read_payout_report
+    from tasks.payouts._chart import draw_balance
+    from tasks.payouts._journal import journal_lines
+    from tasks.payouts._reconcile import counts, reconcile
+    from tasks.payouts._scope import choose_period, gather
+    from tasks.payouts.report import report_files, summary_markdown, write_reports
+    from tasks.payouts.settings import PayoutSettings
+    from tasks.payouts.steps import keep_report, keep_results, remember_bank_credits
+
+    documents = pd.read_pickle(folder / "documents.pkl")
+    ledger = Ledger(f"sqlite:///{folder / 'ledger.db'}")
+    settings = PayoutSettings()
+    timings: dict[str, float] = {}
+    started, cpu = time.perf_counter(), time.process_time()
+
+    def lap(name: str) -> None:
+        timings[name] = time.process_time() - cpu - sum(timings.values())
+
+    report = read_payout_report(folder / "payouts.csv")
+    lap("read report")
+    statement = read_statement(folder / "statement.csv")
+    classes, keys = classify(statement.lines), line_keys(statement.lines)
+    remember_bank_credits(ledger, "b", statement.lines, classes, keys, statement.sha256)
+    lap("read statement")
+    keep_report(ledger, "b", report)
+    lap("keep report")
+    period = choose_period(ledger, "b", report, None, None)
+    assert period is not None
+    scope = gather(ledger, lambda i, r, s: documents, "b", period, report=report, window=3)
+    lap("gather")
+    reconciliation = reconcile(scope)
+    lap("reconcile")
+    money = keep_results(ledger, "b", reconciliation, run_id="bench")
+    lap("keep results")
+    files = report_files(folder, "payouts")
+    write_reports(reconciliation, list(journal_lines(reconciliation, settings.journal)), files)
+    found = counts(reconciliation)
+    summary_markdown(reconciliation, money, found, files, biller="bench")
+    lap("reports")
+    draw_balance(money, files.picture, title="bench")
+    lap("picture")
+    elapsed = time.perf_counter() - started
+    assert money.closing == money.opening + money.collected - money.deductions - money.paid_out
+    return {
+        "seconds": elapsed,
+        "cpu": time.process_time() - cpu,
+        "peak_mb": _peak_mb(),
+        "payouts": float(len(reconciliation.in_period())),
+        "items": float(len(report.items)),
+        **{f"t_{k}": v for k, v in timings.items()},
+        "matched": float(found.get("matched", 0)),
+        "deductions": float(money.deductions),
+    }
+
+
+def _in_child(side: str, folder: Path) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--side", side, "--folder", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{side} side failed:\n{done.stdout}{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=201_600)
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--side", choices=["pandas", "billops"])
+    parser.add_argument("--folder", type=Path)
+    args = parser.parse_args()
+    if args.side is not None:
+        side = pandas_side if args.side == "pandas" else billops_side
+        print(json.dumps(side(args.folder)))
+        return 0
+    from bench.payout_fixtures import write_year
+
+    with tempfile.TemporaryDirectory(prefix="billops-bench-payouts-") as name:
+        folder = Path(name)
+        year = write_year(folder, items=args.items, bank_lines=args.lines)
+        year.documents.to_pickle(folder / "documents.pkl")
+        floor = _in_child("pandas", folder)
+        measured = _in_child("billops", folder)
+        sizes = (year.report.stat().st_size / 1e6, year.statement.stat().st_size / 1e6)
+    print(
+        f"inputs: {year.payouts} payouts, {year.items:,} payout items ({sizes[0]:.0f} MB), "
+        f"{year.bank_lines:,} bank lines ({sizes[1]:.0f} MB)"
+    )
+    for label, side in (("pandas.read_csv (both)", floor), ("billops end to end", measured)):
+        print(
+            f"{label + ':':<26}{side['seconds']:7.2f} s   CPU {side['cpu']:6.2f} s   "
+            f"peak RSS {side['peak_mb']:6.0f} MB"
+        )
+    steps = ", ".join(f"{k[2:]} {v:.2f}" for k, v in measured.items() if k.startswith("t_"))
+    print(f"billops CPU seconds by step: {steps}")
+    ratio = measured["seconds"] / floor["seconds"]
+    cpu_ratio = measured["cpu"] / floor["cpu"]
+    print(f"ratio (billops / pandas): {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU  (goal <= {GOAL:g}x)")
+    print(f"payouts matched: {measured['matched']:.0f} of {measured['payouts']:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
