@@ -1,8 +1,8 @@
 """The contract document, ``billing_api/openapi.yaml``: complete, consistent, and served as is.
 
 The spec's operations are kept in ``tests/data/spec_operations.txt`` (method, path, status codes
-its row lists); when the spec itself is beside the checkout (``../shared/spec``), that snapshot is
-checked against it too, so a spec change cannot slip past.
+its row lists); when a copy of the interface specification the contract was written from sits
+beside the checkout, that snapshot is checked against it too, so a change to it cannot slip past.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fault injection (issue 4 §4): ``--faults`` and ``/_sandbox/faults``, over real HTTP.
+"""Fault injection (README, The sandbox): ``--faults`` and ``/_sandbox/faults``, over real HTTP.
 
 The module's sandbox starts without faults; each test sets the plan it needs (and the fixture
 clears it afterwards). Tests scope their rules to a path so that set-up calls are never faulted.

@@ -1,4 +1,4 @@
-"""Reads the endpoint tables of the interface spec (``shared/spec/service-interface.md``).
+"""Reads the endpoint tables of the interface specification the contract was written from.
 
 Each table row that starts with an HTTP method and a path is one operation; the 3-digit numbers
 in the rest of the row are the status codes the spec lists for it.
