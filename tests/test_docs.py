@@ -1,10 +1,12 @@
 """The repository's own documents stay citable: every ``docs/service.md §N`` or
-``docs/conventions.md §N`` cited anywhere names a section that exists, and each document numbers
-its sections in order (docs/conventions.md §14: comments cite these documents by section).
+``docs/conventions.md §N`` cited anywhere names a section that exists, each document numbers
+its sections in order, and nothing cites a document outside the repository or a work item
+(docs/conventions.md §14 Citing documents in code).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -15,8 +17,10 @@ DOCS = {
     "service.md": ROOT / "docs" / "service.md",
     "conventions.md": ROOT / "docs" / "conventions.md",
 }
-SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
-SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".cfg"}
+# Hidden folders (.git, .venv*, caches) are skipped too.
+SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "fuzz-report"}
+SUFFIXES = {".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".cfg", ".ini", ".sh", ".html", ".j2"}
+NAMES = {"Makefile", "Dockerfile"}
 HEADING = re.compile(r"^(#{2,3}) (\d+(?:\.\d+)?)\.? (.+)$", re.MULTILINE)
 # `docs/service.md §6`, ``docs/service.md`` §6.2, docs/conventions.md, §7 ... (a cited document
 # followed, within a few characters, by a section sign).
@@ -32,12 +36,31 @@ def sections(text: str) -> list[str]:
 
 def _files() -> list[Path]:
     found = []
-    for path in ROOT.rglob("*"):
-        if any(part in SKIP_DIRS for part in path.relative_to(ROOT).parts):
-            continue
-        if path.is_file() and path.suffix in SUFFIXES:
-            found.append(path)
+    for folder, dirs, names in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS]
+        found += [Path(folder, n) for n in names if Path(n).suffix in SUFFIXES or n in NAMES]
     return found
+
+
+# What must not be cited (docs/conventions.md §14 Citing documents in code): documents outside
+# the repository (the design and spec folders beside it, by path or by name) and work items.
+# A citation of the house conventions names its file: `docs/conventions.md §N`.
+FOREIGN = re.compile(
+    r"\.\./shared\b|\bshared/(?:spec|design)\b"
+    r"|service-facts|service-interface|ARCHITECTURE\.md|\bARCHITECTURE\b|style-anchors"
+    r"|prefect-notes|peers\.md"
+    r"|\b[Ii]ssues? #?\d+|\bwork items? #?\d+|\b[Ii]tems? \d+ (?:§|of the)|design card"
+    r"|(?<!docs/)\b[Cc]onventions(?:\.md)?[`'\")]*\s*§"
+    r"|\b(?:[Ss]ervice )?facts §|\b(?:[Ii]nterface )?spec §"
+)
+# Not citations: the contract test reads the interface specification when a copy of it sits
+# beside the checkout (a path it opens, to check the committed snapshot against).
+FOREIGN_ALLOWED = {("tests/test_contract.py", "service-interface")}
+
+
+def foreign_citations(text: str) -> list[tuple[int, str]]:
+    """``(line, what)`` for each citation of a document outside the repository or a work item."""
+    return [(text.count("\n", 0, m.start()) + 1, m[0]) for m in FOREIGN.finditer(text)]
 
 
 def citations(text: str) -> list[tuple[str, str]]:
@@ -92,6 +115,19 @@ def test_every_cited_section_exists() -> None:
     assert not missing, "citations of sections that do not exist:\n" + "\n".join(sorted(missing))
 
 
+def test_nothing_cites_a_document_outside_the_repository_or_a_work_item() -> None:
+    found = []
+    for path in _files():
+        if path == Path(__file__).resolve():
+            continue  # this file's own examples
+        name = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for line, what in foreign_citations(text):
+            if (name, what) not in FOREIGN_ALLOWED:
+                found.append(f"{name}:{line}: {what!r}")
+    assert not found, "cite docs/service.md or docs/conventions.md instead:\n" + "\n".join(found)
+
+
 def test_the_checks_can_fail() -> None:
     """The citation pattern finds a citation in each written form, and a gap in numbering shows."""
     text = "see `docs/service.md §6 Payouts`, ``docs/conventions.md`` §6.3 and docs/service.md §99"
@@ -101,3 +137,30 @@ def test_the_checks_can_fail() -> None:
         ("service.md", "2"),
         ("conventions.md", "7"),
     ]
+    foreign = (
+        "see ../shared/spec/service-facts.md §8, `shared/design/ARCHITECTURE.md`, issue 17,"
+        " Issue #4 §4, work item 3, item 2 of the brief, Conventions §6, `conventions.md` §6,"
+        " service facts §11, spec §3, prefect-notes, peers.md and style-anchors"
+    )
+    assert [what for _, what in foreign_citations(foreign)] == [
+        "../shared",
+        "service-facts",
+        "shared/design",
+        "ARCHITECTURE.md",
+        "issue 17",
+        "Issue #4",
+        "work item 3",
+        "item 2 of the",
+        "Conventions §",
+        "conventions.md` §",
+        "service facts §",
+        "spec §",
+        "prefect-notes",
+        "peers.md",
+        "style-anchors",
+    ]
+    fine = (
+        "`docs/conventions.md` §6 Writes, docs/conventions.md §14, shared/bare ratio,"
+        " item 1 (externalId 'e2'), --items 201600, RFC 6749 §5.2, the shared pieces"
+    )
+    assert foreign_citations(fine) == []
