@@ -4,7 +4,7 @@ write-once protocol (intent → claim → send → outcome; ``docs/conventions.m
 The key is business data only: ``bank_payment:<biller>:<line key>:<target id>``. The
 ``reference`` sent with ``payments:import`` is derived from that key (``BOPS-`` and 16 hex
 characters), so the payment carries where it came from. The service lists no payments
-(``docs/service.md``, "Recording bank payments"), so after an unknown outcome (a dropped
+(``docs/service.md`` §19 Recording bank payments), so after an unknown outcome (a dropped
 answer, a crash after sending) billops asks the service before sending again:
 
 - an invoice: has its ``paidAmount`` grown by at least this payment since just before it was
