@@ -121,7 +121,8 @@ class Distribution(_Body):
     )
     custom_message: str | None = Field(None, alias="customMessage", max_length=1000)
     template_id: str | None = Field(None, alias="templateId")
-    approved_for_sending: StrictBool = Field(False, alias="approvedForSending")
+    # The contract's Distribution allows null here and reads it as false.
+    approved_for_sending: StrictBool | None = Field(False, alias="approvedForSending")
 
 
 class PaymentRequestDetails(_Body):

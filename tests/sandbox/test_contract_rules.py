@@ -100,6 +100,21 @@ def test_null_where_the_contract_allows_it(admin: SandboxAdmin, biller_token) ->
     workflow = {"id": None, "name": "Reminders", "type": "ONE_TIME_PAYMENT", "events": []}
     created = ok(admin.api.put("/workflows", headers=biller_token.headers, json=workflow))
     assert created["id"]
+    schedule = {
+        "cadence": {"timeUnit": "MONTHS", "frequency": 1, "startDate": "2030-01-01"},
+        "paymentRequestDetails": {
+            "customer": {"id": customer["id"]},
+            "amount": 10,
+            "currencyCode": "GBP",
+            "description": "Rent",
+            "distribution": {"approvedForSending": None},
+        },
+    }
+    recurring = admin.api.post(
+        "/schedules/payment_requests", headers=biller_token.headers, json=schedule
+    )
+    details = ok(recurring, 201)["paymentRequestDetails"]
+    assert not details["distribution"].get("approvedForSending")
 
 
 @pytest.mark.parametrize("value", ["", "ACTIVE,", " ACTIVE"])
