@@ -225,32 +225,41 @@ class TokenManager:
     def _wait_for_lock(self, lock: RefreshLock, rejected: str | None) -> TokenSet | None:
         """Take ``lock`` (None), or return a usable token set another worker stored meanwhile.
 
-        While waiting, the store is re-read on a backing-off timer (see ``DEFAULT_REREAD_SECONDS``).
-        Between re-reads, a worker the lock's record shows to be behind the store (another
-        worker rotated since this one's token) does not compete for the lock: under it, it would
-        only read the store and leave, keeping the worker that refreshes waiting.
+        While waiting, the store is re-read on a backing-off timer (see ``DEFAULT_REREAD_SECONDS``),
+        and at once when the lock's record shows a rotation this waiter has not read yet (another
+        worker just saved one: reading it now gets a token before it runs out). A waiter the
+        record shows to be behind does not compete for the lock: under it, it would only read the
+        store and leave, keeping the worker that refreshes waiting. Once it has read the store,
+        it is no longer behind: if the token found there is spent too, it competes and refreshes.
         """
         start = time.monotonic()
         deadline = start + self._lock_timeout
         next_read = start + self._reread * (0.75 + 0.5 * random.random())
         store_down: TokenStoreError | None = None
+        # The newest rotation this waiter knows the store to hold (from memory or a read).
+        seen = self._current.rotation if self._current is not None else None
         while True:
             now = time.monotonic()
-            if now >= next_read:
-                # Jitter: waiters that started together re-read the store at different moments.
-                self._reread = min(self._reread * 2, self._reread_max)
-                next_read = now + self._reread * (0.75 + 0.5 * random.random())
+            peeked = self._peek(lock) if seen is not None else None
+            news = peeked is not None and seen is not None and peeked > seen
+            if now >= next_read or news:
+                if not news:
+                    # Jitter: waiters that started together re-read at different moments.
+                    self._reread = min(self._reread * 2, self._reread_max)
+                    next_read = now + self._reread * (0.75 + 0.5 * random.random())
                 try:
                     stored = self._newer(self._read_store())
                 except TokenStoreError as error:
                     if store_down is None:  # once per wait: the lock holder meets it too
                         self._log.warning("while waiting for the refresh lock: %s", error)
                     store_down = error
+                    if news:
+                        seen = peeked  # not again for this rotation: the timer retries
                 else:
                     if self._reusable(stored, rejected):
                         return stored
-            elif self._behind(lock):
-                time.sleep(min(LOCK_POLL_SECONDS, max(0.0, next_read - now)))
+                    # Spent too (or the one rejected): nothing to wait for, compete.
+                    seen = max(stored.rotation, peeked or 0, seen or 0)
             elif self._try_acquire(lock, min(LOCK_POLL_SECONDS * 10, max(0.0, next_read - now))):
                 self._reread = min(FIRST_REREAD_SECONDS, self._reread_max)
                 return None
@@ -262,16 +271,13 @@ class TokenManager:
                     unlock_command=self._store.unlock_command,
                 )
 
-    def _behind(self, lock: RefreshLock) -> bool:
-        """Whether the lock's record shows the store past the rotation this worker holds."""
-        current = self._current
-        if current is None:
-            return False
+    @staticmethod
+    def _peek(lock: RefreshLock) -> int | None:
+        """The store's rotation at the lock's last clean release, if its record says."""
         try:
-            peeked = lock.peek_rotation()
+            return lock.peek_rotation()
         except Exception:  # only an optimisation: when in doubt, compete for the lock
-            return False
-        return peeked is not None and peeked > current.rotation
+            return None
 
     def _try_acquire(self, lock: RefreshLock, wait: float) -> bool:
         try:

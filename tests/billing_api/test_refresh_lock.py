@@ -41,6 +41,7 @@ from tests.billing_api.oauth_helpers import (
 from tests.support.clocks import Sleeps
 from tests.support.credentials import token_grants
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
+from tests.support.secret_scan import register_secret
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLD = """
@@ -175,6 +176,41 @@ def test_a_waiter_goes_on_with_a_token_another_worker_rotated_meanwhile(
     assert token == "another-workers-token"
     assert waited < 5
     assert token_grants(admin, biller_token.biller_id).get("refresh_token", 0) == 0
+
+
+def test_a_waiter_behind_a_rotation_that_is_already_spent_refreshes_it(
+    admin: SandboxAdmin, biller_token: BillerTokens, tmp_path: Path
+) -> None:
+    oauth = oauth_for(admin, biller_token)
+    first = replace(
+        expired_set(biller_token.refresh_token),
+        access_token="first-access-token",
+        access_token_expires_at=utc_now() + timedelta(hours=1),
+    )
+    store = file_store(tmp_path / "acme.json", first)
+    manager = TokenManager(store, oauth, lock_timeout=5, reread_seconds=0.2)
+    assert manager.access_token() == "first-access-token"  # this worker holds rotation 0
+    # Another worker rotated and saved rotation 1, whose access token has run out since (2-second
+    # tokens, or a worker that waited long): the lock's record says the store is ahead.
+    granted = oauth.refresh(biller_token.refresh_token)
+    register_secret(granted.refresh_token)
+    register_secret(granted.access_token)
+    assert granted.refresh_token is not None
+    other = store.refresh_lock()
+    assert other.try_acquire(5)
+    store.write(expired_set(granted.refresh_token, rotation=1), expected_rotation=0)
+    other.release(stored_rotation=1)
+
+    # Reading rotation 1 gives nothing usable, so the waiter must compete and refresh it, not
+    # stay behind until its wait runs out.
+    token = manager.force_refresh("first-access-token")
+
+    stored = store.read()
+    register_secret(stored.refresh_token)
+    register_secret(stored.access_token)
+    assert (stored.rotation, stored.access_token) == (2, token)
+    grants = token_grants(admin, biller_token.biller_id)
+    assert (grants.get("refresh_token", 0), grants["invalid_grant"]) == (2, 0)
 
 
 def test_a_wait_that_runs_out_names_the_holder_and_the_command(
