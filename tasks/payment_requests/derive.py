@@ -11,8 +11,10 @@ whose text JSON would escape are derived one by one, so every id is exactly what
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,16 +24,68 @@ from tasks.payment_requests.rowcheck import DERIVED_PREFIX, derive_external_id
 
 # Text JSON writes as it is (no quote, backslash or control character to escape).
 _PLAIN_JSON_TEXT = r'^[^"\\\x00-\x1f]*$'
+# Every byte but those: deleting them from a column's bytes leaves only what JSON escapes.
+_PLAIN_BYTES = bytes(b for b in range(256) if b >= 0x20 and b not in b'"\\')
 VOID = "VOID"
-HASH_BATCH = 100_000
+HASH_BATCH = 100_000  # rows whose payload is Python bytes at once (bounds the memory it takes)
+_HEX_DIGITS = 24
+_CENTS = pa.array([f".{cents:02d}" for cents in range(100)], pa.string())
 
 
-def _pounds_text(pennies: pa.Array) -> pa.Array:
-    whole = pc.divide(pennies, 100)
-    fraction = pc.subtract(pennies, pc.multiply(whole, 100))
-    return pc.binary_join_element_wise(
-        pc.cast(whole, pa.string()), pc.utf8_lpad(pc.cast(fraction, pa.string()), 2, "0"), "."
+def _pounds_text(pennies: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """``f"{amount:.2f}"`` of positive pennies, as the whole pounds and the ``.pp`` part."""
+    values = pennies.to_numpy(zero_copy_only=False)
+    whole = pc.cast(pa.array(values // 100), pa.string())
+    return whole, pc.take(_CENTS, pa.array(values % 100))
+
+
+def _date_text(dates: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """ISO dates as text, "" where none: a file holds few distinct dates, so each is cast once."""
+    distinct = pc.unique(dates)
+    text = pc.take(pc.cast(distinct, pa.string()), pc.index_in(dates, value_set=distinct))
+    return pc.fill_null(text, "")
+
+
+def _plain(column: pa.ChunkedArray | pa.Array) -> pa.Array | bool:
+    """True when no value of the column needs escaping in JSON, else which values do not.
+
+    One pass over the column's bytes decides the usual case; only a column that has a quote, a
+    backslash or a control character somewhere is matched value by value.
+    """
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    for chunk in chunks:
+        data = chunk.buffers()[2] if chunk.type == pa.string() else None
+        if data is None or data.to_pybytes().translate(None, _PLAIN_BYTES):
+            return pc.match_substring_regex(column, _PLAIN_JSON_TEXT)
+    return True
+
+
+def _ids_of_digests(digests: bytes) -> pa.Array:
+    """``bo-`` + the first 24 hex digits of each 32-byte digest, as one Arrow string array."""
+    count = len(digests) // 32
+    head = np.frombuffer(digests, np.uint8).reshape(count, 32)[:, : _HEX_DIGITS // 2]
+    hex_digits = head.tobytes().hex().encode("ascii")
+    prefix = len(DERIVED_PREFIX)
+    width = prefix + _HEX_DIGITS
+    text = np.empty((count, width), np.uint8)
+    text[:, :prefix] = np.frombuffer(DERIVED_PREFIX.encode("ascii"), np.uint8)
+    text[:, prefix:] = np.frombuffer(hex_digits, np.uint8).reshape(count, _HEX_DIGITS)
+    offsets = np.arange(0, width * (count + 1), width, dtype=np.int32)
+    return pa.Array.from_buffers(
+        pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(text)]
     )
+
+
+def _hashed(payload: pa.Array) -> pa.Array:
+    # SHA-256 is the one step Arrow has no kernel for: one C call per row, nothing else per row.
+    sha256 = hashlib.sha256
+    texts = payload.cast(pa.binary())
+    digests = []
+    for start in range(0, len(texts), HASH_BATCH):
+        digests.append(
+            b"".join([sha256(t).digest() for t in texts.slice(start, HASH_BATCH).to_pylist()])
+        )
+    return _ids_of_digests(b"".join(digests))
 
 
 def derived_ids(good: pa.Table, biller: str) -> pa.Array:
@@ -41,43 +95,33 @@ def derived_ids(good: pa.Table, biller: str) -> pa.Array:
     reference = pc.fill_null(good.column("reference"), "")
     description = good.column("description")
     customer = pc.fill_null(good.column("customer_id"), "")
-    pay_by = pc.fill_null(pc.cast(good.column("pay_by_date"), pa.string()), "")
-    plain = pc.and_(
-        pc.and_(
-            pc.match_substring_regex(reference, _PLAIN_JSON_TEXT),
-            pc.match_substring_regex(description, _PLAIN_JSON_TEXT),
-        ),
-        pc.match_substring_regex(customer, _PLAIN_JSON_TEXT),
-    )
+    pounds, pence = _pounds_text(good.column("amount_pennies"))
     payload = pc.binary_join_element_wise(
-        f'["{biller}","',
+        "[" + json.dumps(biller, ensure_ascii=False) + ',"',
         customer,
         '","',
         reference,
         '","',
-        _pounds_text(good.column("amount_pennies")),
+        pounds,
+        pence,
         '","',
-        pay_by,
+        _date_text(good.column("pay_by_date")),
         '","',
         description,
         '"]',
         "",
     )
-    sha256 = hashlib.sha256
-    texts = payload.cast(pa.binary())
-    parts = []
-    for start in range(0, len(texts), HASH_BATCH):  # a batch of Python bytes at a time
-        batch = texts.slice(start, HASH_BATCH).to_pylist()
-        parts.append(pa.array([DERIVED_PREFIX + sha256(t).hexdigest()[:24] for t in batch]))
-    ids = pa.concat_arrays(parts)
-    if '"' in biller or "\\" in biller:
-        plain = pa.repeat(False, len(ids))
-    odd = pc.indices_nonzero(pc.invert(plain)).to_pylist()
-    if not odd:
+    ids = _hashed(payload)
+    masks = [_plain(column) for column in (reference, description, customer)]
+    partial = [mask for mask in masks if mask is not True]
+    if not partial:
         return ids
+    plain = partial[0]
+    for mask in partial[1:]:
+        plain = pc.and_(plain, mask)
     fixed = ids.to_pylist()
     rows = GoodRows(good)
-    for index in odd:
+    for index in pc.indices_nonzero(pc.invert(plain)).to_pylist():
         fixed[index] = _derive(next(rows.rows(index, index + 1)), biller)
     return pa.array(fixed, pa.string())
 

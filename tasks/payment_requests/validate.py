@@ -24,7 +24,7 @@ was voided (an undone import), the row is a new payment request and gets the nex
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -52,6 +52,7 @@ from tasks.payment_requests.rowcheck import ImportRules, check_row, complete
 from tasks.payment_requests.screen import Screened, pounds, screen
 
 VOID = "VOID"
+PYTHON_BATCH = 100_000
 
 
 def read_payment_request_file(path: Path, *, sheet: str | None = None) -> LoadedTable:
@@ -74,24 +75,34 @@ class _Candidates:
 def _clean_rows(table: RawTable, screened: Screened, biller: str) -> pa.Table:
     """The rows the screen passed, as good-row columns (externalIds derived where not given)."""
     keep = pa.array(~screened.suspect)
-    given = pc.filter(screened.external_id, keep)
+    everything = not screened.suspect.any()  # the usual large file: nothing to filter out
+
+    def kept(column: pa.Array) -> pa.Array:
+        return column if everything else pc.filter(column, keep)
+
+    given = kept(screened.external_id)
     part = pa.table(
         {
-            "line": pc.filter(table.lines, keep),
+            "line": kept(table.lines),
             "external_id": given,
             "external_id_derived": pc.is_null(given),
-            "customer_id": pc.filter(screened.customer_id, keep),
-            "customer_kind": pc.filter(screened.customer_kind, keep),
-            "customer_value": pc.filter(screened.customer_value, keep),
-            "amount_pennies": pc.filter(screened.amount_pennies, keep),
-            "description": pc.filter(screened.description, keep),
-            "reference": pc.filter(screened.reference, keep),
-            "pay_by_date": pc.filter(screened.pay_by_date, keep),
-            "tax_rate": pc.filter(screened.tax_rate, keep),
+            "customer_id": kept(screened.customer_id),
+            "customer_kind": kept(screened.customer_kind),
+            "customer_value": kept(screened.customer_value),
+            "amount_pennies": kept(screened.amount_pennies),
+            "description": kept(screened.description),
+            "reference": kept(screened.reference),
+            "pay_by_date": kept(screened.pay_by_date),
+            "tax_rate": kept(screened.tax_rate),
         },
         schema=GOOD_ROW_SCHEMA,
     )
-    ids = pc.coalesce(given, derived_ids(part, biller))
+    if given.null_count == len(given):  # no externalId column, or none filled in
+        ids = derived_ids(part, biller)
+    else:
+        # Only rows without an externalId of their own are hashed (the costly step).
+        missing = pc.is_null(given)
+        ids = pc.replace_with_mask(given, missing, derived_ids(part.filter(missing), biller))
     return part.set_column(part.schema.get_field_index("external_id"), "external_id", ids)
 
 
@@ -140,9 +151,21 @@ def _others(lines: list[int], line: int) -> str:
     return ", ".join(rest[:10]) + (f" and {len(rest) - 10} more" if len(rest) > 10 else "")
 
 
-def _duplicates(lines: pa.Array, keys: pa.Array) -> dict[str, list[int]]:
-    """The keys on more than one line, with those lines (in order)."""
-    counts = pc.value_counts(pc.drop_null(keys))
+def _python_values(values: pa.Array | pa.ChunkedArray) -> Iterator[str]:
+    """The values as Python strings, a batch at a time and only as far as they are read: a
+    lookup in a ledger that knows nothing of the biller reads none of a million keys."""
+    for start in range(0, len(values), PYTHON_BATCH):
+        yield from values.slice(start, PYTHON_BATCH).to_pylist()
+
+
+def _duplicates(
+    lines: pa.Array, keys: pa.Array, counts: pa.StructArray | None = None
+) -> dict[str, list[int]]:
+    """The keys on more than one line, with those lines (in order); ``counts`` is
+    ``value_counts`` of the keys where the caller has it already."""
+    counts = pc.value_counts(pc.drop_null(keys)) if counts is None else counts
+    if len(counts) == len(keys) - keys.null_count:  # every key once: the usual large file
+        return defaultdict(list)
     repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     found: dict[str, list[int]] = defaultdict(list)
     if not len(repeated):
@@ -173,11 +196,12 @@ def _reference_problems(
     column = _column_of(table, col.REFERENCE)
     lines, references = candidates.reference_lines, candidates.references
     problems = []
-    for reference, on_lines in _duplicates(lines, references).items():
+    counts = pc.value_counts(pc.drop_null(references))
+    for reference, on_lines in _duplicates(lines, references, counts).items():
         for line in on_lines:
             reason = f"duplicate reference: also on line {_others(on_lines, line)}"
             problems.append(RowProblem(line, column, reference, reason))
-    holding = known.by_reference(pc.unique(references).to_pylist())
+    holding = known.by_reference(_python_values(counts.field("values")))
     held = [ref for ref, seen in holding.items() if any(s.status != VOID for s in seen)]
     if not held:
         return problems
@@ -223,7 +247,7 @@ def _external_id_problems(
                     )
                 )
     given = pc.invert(derived)
-    existing = known.by_external_id(pc.filter(ids, given).to_pylist())
+    existing = known.by_external_id(_python_values(pc.filter(ids, given)))
     voided = [key for key, seen in existing.items() if seen.status == VOID]
     if voided:
         mask = pc.and_(given, pc.is_in(ids, value_set=pa.array(voided, pa.string())))
@@ -242,7 +266,7 @@ def _external_id_problems(
 def _revive_voided(good: pa.Table, known: KnownPaymentRequests, biller: str) -> pa.Table:
     """Rows whose derived externalId names a voided payment request get the next one."""
     ids, derived = _column(good, "external_id"), _column(good, "external_id_derived")
-    existing = known.by_external_id(pc.filter(ids, derived).to_pylist())
+    existing = known.by_external_id(_python_values(pc.filter(ids, derived)))
     voided = [key for key, seen in existing.items() if seen.status == VOID]
     if not voided:
         return good

@@ -48,6 +48,43 @@ def test_derived_ids_are_the_pinned_bytes(
     assert all(row.external_id_derived for row in parsed.rows)
 
 
+def test_a_biller_id_json_escapes_derives_as_the_one_row_derivation(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    biller = 'odd "biller" \\ id'
+    path = write_csv(tmp_path / "f.csv", [cells for cells, _ in PLAIN])
+
+    parsed = parse_payment_request_file(path, customers=customers, today=TODAY, biller=biller)
+
+    assert [row.external_id for row in parsed.rows] == [
+        derive_external_id(
+            biller=biller,
+            customer_id=row.customer_id or "",
+            reference=row.reference,
+            amount=row.amount,
+            pay_by_date=row.pay_by_date,
+            description=row.description,
+        )
+        for row in parsed.rows
+    ]
+
+
+def test_rows_with_their_own_external_id_keep_it_beside_derived_ones(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    header = ["Customer", "Amount", "Description", "Reference", "Pay by", "External ID"]
+    rows = [[*cells[:5], ""] for cells, _ in PLAIN]
+    rows[1][5] = "own-1"
+    path = write_csv(tmp_path / "f.csv", rows, header=header)
+
+    parsed = parse_payment_request_file(path, customers=customers, today=TODAY, biller=BILLER)
+
+    expected = [wanted for _, wanted in PLAIN]
+    expected[1] = "own-1"
+    assert [row.external_id for row in parsed.rows] == expected
+    assert [row.external_id_derived for row in parsed.rows] == [True, False, True, True]
+
+
 def test_the_one_row_derivation_is_the_documented_formula() -> None:
     fields = [BILLER, "cus_1", "R1", "10.00", "2026-12-30", "Fees"]
     payload = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
