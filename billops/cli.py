@@ -80,14 +80,14 @@ app.add_typer(ledger_cli.ledger_app, name="ledger")
 app.command("audit")(audit_cli.audit_command)
 
 
-def _import_resolver(block: str, ledger: Any) -> Any:
-    """``billops ledger resolve`` settles bulk imports by asking the service (loaded lazily)."""
-    from tasks.payment_requests.resolution import import_resolver
+def _service_resolver(block: str, ledger: Any) -> Any:
+    """``billops ledger resolve`` asks the service, by kind of operation (loaded lazily)."""
+    from billops.resolvers import service_resolver
 
-    return import_resolver(block, ledger)
+    return service_resolver(block, ledger)
 
 
-ledger_cli.set_resolver_factory(_import_resolver)
+ledger_cli.set_resolver_factory(_service_resolver)
 app.add_typer(template_cli.app, name="template")
 app.add_typer(run_cli.app, name="run")
 app.add_typer(inbox_cli.app, name="inbox")

@@ -75,3 +75,49 @@ def test_a_day_before_the_previous_run_is_refused(scenario: Scenario, tmp_path: 
     code, out = invoke(*common, "--as-of", "2027-03-04")
     assert code == 1 and "would count days and failures backwards" in flat(out)
     assert invoke(*common, "--as-of", "04/03/2027")[0] == 2
+
+
+def test_ledger_resolve_settles_calls_in_doubt_by_asking_the_service(scenario: Scenario) -> None:
+    """``billops ledger resolve`` hands each unsettled operation to its kind's resolver: a pause
+    the service shows applied is confirmed, one it does not is sendable again, and a kind with no
+    resolver is reported, not guessed at."""
+    from ledger import OperationState
+    from tasks.common.session import open_ledger
+    from tasks.delinquency.history import operation_key
+
+    sc = scenario
+    customer = sc.customer("Bea", "pays")
+    applied, not_applied = sc.invoice("Bea", "40.00", 20), sc.invoice("Bea", "60.00", 20)
+    keys = {}
+    with open_ledger() as ledger:
+        for label, invoice in (("applied", applied), ("not applied", not_applied)):
+            target = sc.request_of(invoice)["id"]
+            key = operation_key(sc.biller_id, customer["id"], "h1-2027-03-01", "pause", target)
+            ledger.record_intent(
+                key=key,
+                kind="delinquency.pause",
+                biller=sc.biller_id,
+                request_digest=f"pause:{target}:AUTO_COLLECT",
+                payload={"target": target},
+            )
+            ledger.claim(key, worker="gone:1:-")
+            ledger.mark_unknown(key, error="connection dropped")  # the answer was lost
+            keys[label] = key
+        other = f"other:{sc.biller_id}:1"
+        ledger.record_intent(key=other, kind="other.write", biller=sc.biller_id, request_digest="d")
+    sc.pause_by_hand(applied)  # what the lost call did at the service
+
+    code, out = invoke("ledger", "resolve", "--biller", sc.block)
+
+    assert code == 1, out  # the kind without a resolver is an error to look at
+    rows = {
+        key: next(row for row in out.splitlines() if key in row) for key in [*keys.values(), other]
+    }
+    assert rows[keys["applied"]].startswith("unknown -> confirmed"), out
+    assert rows[keys["not applied"]].startswith("unknown -> intended"), out
+    assert "no resolver for other.write operations" in rows[other], out
+    assert "1 of 3 settled, 1 errors." in out
+    with open_ledger() as ledger:
+        assert ledger.get(keys["applied"]).state is OperationState.CONFIRMED  # type: ignore[union-attr]
+        assert ledger.get(keys["not applied"]).state is OperationState.INTENDED  # type: ignore[union-attr]
+    assert sc.calls()["payment_requests.pause_collection"] == 1  # the operator's; resolve sent none
