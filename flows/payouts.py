@@ -23,38 +23,38 @@ from tasks.bank_payments import (
 )
 from tasks.bank_payments.settings import load_settings as load_bank_settings
 from tasks.common.outcome import end_run
-from tasks.common.session import BillerSession, open_biller
+from tasks.common.session import open_biller
 from tasks.common.workers import current_run_id
 from tasks.payouts import PayoutReportRefused, as_date, attention, counts
 from tasks.payouts.outcome import nothing, reconciled, rejected
 from tasks.payouts.settings import load_payout_settings
 from tasks.payouts.steps import (
+    BankCredits,
+    bank_credits,
+    keep_credits_task,
     keep_report_task,
     keep_results_task,
     period_task,
     publish_task,
     read_report_task,
     reconcile_task,
-    remember_bank_credits,
 )
 
 LONDON = ZoneInfo("Europe/London")
 
 
 @task(name="read-bank-credits", cache_policy=NO_CACHE)
-def read_bank_credits(session: BillerSession, path: Path, latest: date | None) -> int:
+def read_bank_credits(block: str, path: Path, latest: date | None) -> BankCredits:
     """The statement read and classified by the bank-payments job (the biller's bank settings
-    say what a payout credit looks like); its payout credits kept. Returns how many were new.
+    say what a payout credit looks like): its payout credits and the days it covers, not kept
+    yet.
 
     A line dated after today is refused as future-dated, as the bank import does; "today" is the
     payout report's last day or the period's end when later (a sandbox's clock may run ahead)."""
     today = datetime.now(LONDON).date()
     statement = read_statement(path, today=max(today, latest) if latest else today)
-    classes = classify(statement.lines, load_bank_settings(session.block).classify)
-    keys = line_keys(statement.lines)
-    return remember_bank_credits(
-        session.ledger, session.biller_id, statement.lines, classes, keys, statement.sha256
-    )
+    classes = classify(statement.lines, load_bank_settings(block).classify)
+    return bank_credits(statement.lines, classes, line_keys(statement.lines), statement.sha256)
 
 
 @flow(name="reconcile-payouts", log_prints=False)
@@ -69,10 +69,11 @@ def reconcile_payouts(
     in transit and why anything differs.
 
     Ends Reconciled (every payout matched or in transit), Exceptions found (the exceptions file
-    says what needs a person), Rejected (a file refused, nothing of it kept) or Nothing to
-    reconcile. The files (reconciliation, exceptions, journal, picture) go next to the payout
-    report, or under $BILLOPS_HOME/reports/payouts/<biller>/; the summary and the payouts table
-    are the run's artifacts. Reads the service, never writes to it.
+    says what needs a person), Rejected (a file refused; both files are read before either is
+    kept, so nothing of either is kept) or Nothing to reconcile. The files (reconciliation,
+    exceptions, journal, picture) go next to the payout report, or under
+    $BILLOPS_HOME/reports/payouts/<biller>/; the summary and the payouts table are the run's
+    artifacts. Reads the service, never writes to it.
 
     Args:
         biller: Name of the biller's credential block (`billops auth login --block NAME`
@@ -90,26 +91,27 @@ def reconcile_payouts(
     settings = load_payout_settings(biller)
     logger = get_run_logger()
     with open_biller(biller) as session:
-        report = None
-        try:
+        report, credits = None, None
+        try:  # both files read (and refused) before either is kept: nothing half-kept
             if payout_report is not None:
                 report = read_report_task(payout_report)
-                stored = keep_report_task(session.ledger, session.biller_id, report)
-                logger.info(
-                    "%s: %s payout(s) new, %s changed",
-                    payout_report.name,
-                    stored.new,
-                    stored.changed,
-                )
             if bank_file is not None:
                 last_payout = as_date(report.last_day) if report and report.last_day else None
                 latest = max((d for d in (last_payout, period_end) if d), default=None)
-                new = read_bank_credits(session, bank_file, latest)
-                logger.info("%s: %s payout credit(s) new", bank_file.name, new)
+                credits = read_bank_credits(biller, bank_file, latest)
         except (PayoutReportRefused, StatementRefused, UnknownLayout) as exc:
             logger.warning("%s", exc)
-            outcome, run = rejected(biller, run_id, f"{exc}: nothing of it was kept")
+            said = str(exc) if "nothing was kept" in str(exc) else f"{exc}; nothing was kept"
+            outcome, run = rejected(biller, run_id, said)
             return end_run(outcome, data=run)
+        if report is not None and payout_report is not None:
+            stored = keep_report_task(session.ledger, session.biller_id, report)
+            logger.info(
+                "%s: %s payout(s) new, %s changed", payout_report.name, stored.new, stored.changed
+            )
+        if credits is not None and bank_file is not None:
+            new = keep_credits_task(session.ledger, session.biller_id, credits)
+            logger.info("%s: %s payout credit(s) new", bank_file.name, new)
         period = period_task(session.ledger, session.biller_id, report, period_start, period_end)
         if period is None:
             outcome, run = nothing(biller, run_id)

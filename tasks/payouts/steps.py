@@ -17,7 +17,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from ledger import Ledger
-from ledger.payouts import PayoutStored
+from ledger.payouts import BankCoverage, PayoutCredit, PayoutStored
 from ledger.settings import BillopsSettings
 from tasks.common.reports import artifact_key, publish_summary, publish_table
 from tasks.common.session import BillerSession
@@ -46,13 +46,26 @@ def keep_report(ledger: Ledger, biller_id: str, report: PayoutReport) -> PayoutS
     return ledger.record_payout_report(biller_id, payouts, ledger_rows(report.items))
 
 
+BankCredits = tuple[list[PayoutCredit], BankCoverage | None]
+
+
+def bank_credits(lines: pa.Table, classes: pa.Array, keys: pa.Array, sha256: str) -> BankCredits:
+    """A statement's payout credits and the days it covers (the bank-payments job's normalised
+    lines, classes and line keys), not kept yet: a run reads every input before it keeps any."""
+    return payout_credits(lines, classes, keys, sha256)
+
+
+def keep_bank_credits(ledger: Ledger, biller_id: str, credits: BankCredits) -> int:
+    """Keep what :func:`bank_credits` found; returns how many credits were new."""
+    return ledger.record_payout_credits(biller_id, *credits)
+
+
 def remember_bank_credits(
     ledger: Ledger, biller_id: str, lines: pa.Table, classes: pa.Array, keys: pa.Array, sha256: str
 ) -> int:
-    """Keep a statement's payout credits and the days it covers (the bank-payments job's
-    normalised lines, classes and line keys); returns how many credits were new."""
-    credits, coverage = payout_credits(lines, classes, keys, sha256)
-    return ledger.record_payout_credits(biller_id, credits, coverage)
+    """Keep a statement's payout credits and the days it covers at once (the bank import's
+    use); returns how many credits were new."""
+    return keep_bank_credits(ledger, biller_id, bank_credits(lines, classes, keys, sha256))
 
 
 def reconcile_scope(
@@ -123,6 +136,7 @@ def publish(
 
 read_report_task = task(name="read-payout-report", cache_policy=NO_CACHE)(read_payout_report)
 keep_report_task = task(name="keep-payout-report", cache_policy=NO_CACHE)(keep_report)
+keep_credits_task = task(name="keep-bank-credits", cache_policy=NO_CACHE)(keep_bank_credits)
 period_task = task(name="choose-period", cache_policy=NO_CACHE)(choose_period)
 reconcile_task = task(name="reconcile-payouts", cache_policy=NO_CACHE)(reconcile_scope)
 keep_results_task = task(name="keep-payout-results", cache_policy=NO_CACHE)(keep_results)

@@ -1,5 +1,6 @@
 """Fixtures of the payout suite: a BILLOPS_HOME with its ledger, a sandbox with a clock, and a
-biller on it with a credential block (``scenario.py``)."""
+biller on it with a credential block (``scenario.py``); one month of that biller shared by the
+session's tests (each edits the month's files and reconciles them on a fresh ledger)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.payouts.scenario import START, PayoutScenario, new_payout_scenario
+from tests.payouts.scenario import START, Month, PayoutScenario, month_on, new_payout_scenario
 from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
 
 # A year-long access token: the clock moves weeks in a test; the block's own token handling is
@@ -45,3 +46,27 @@ def payouts(
 ) -> Iterator[PayoutScenario]:
     with new_payout_scenario(clock_sandbox, tmp_path / "finance") as made:
         yield made
+
+
+@pytest.fixture(scope="session")
+def month(prefect: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Month]:
+    """The month (``scenario.month_on``) on a sandbox of its own, made once per session."""
+    folder = tmp_path_factory.mktemp("month")
+    with running_sandbox(
+        f"sqlite:///{folder / 'sandbox.db'}", clock_start=START, **LONG_TOKENS
+    ) as admin:
+        yield from month_on(admin, folder)
+
+
+@pytest.fixture
+def fresh_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A BILLOPS_HOME of the test's own with an empty ledger."""
+    from ledger import upgrade_database
+    from ledger.settings import BillopsSettings
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("BILLOPS_HOME", str(home))
+    monkeypatch.delenv("BILLOPS_LEDGER_URL", raising=False)
+    upgrade_database(BillopsSettings().ledger_database_url)
+    return home

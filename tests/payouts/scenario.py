@@ -10,7 +10,9 @@ from its event log (``PAYOUT_PAID`` carries each payout whole) and its late fail
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import csv
+import io
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -25,6 +27,7 @@ from tests.support.sandbox_admin import SandboxAdmin
 # past: a Monday about ten weeks ago (sixty simulated days and a few more end before today).
 START = date.today() - timedelta(days=75 + (date.today() - timedelta(days=75)).weekday())
 PENNY = Decimal("0.01")
+Rows = list[dict[str, str]]
 
 
 def pennies(value: object) -> int:
@@ -177,3 +180,50 @@ def payout_total(payouts: list[dict[str, Any]], after: date) -> int:
 
 def yesterday(day: date) -> date:
     return day - timedelta(days=1)
+
+
+@dataclass
+class Month:
+    """A biller's month on the sandbox and its two downloads (as the sandbox wrote them): the
+    payout export up to the sandbox's today, the bank statement up to yesterday."""
+
+    scenario: PayoutScenario
+    report: Path
+    bank: Path
+    folder: Path
+
+    def rows(self, path: Path) -> tuple[list[str], Rows]:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            return list(reader.fieldnames or []), list(reader)
+
+    def edited(self, path: Path, name: str, change: Callable[[Rows], Rows]) -> Path:
+        header, rows = self.rows(path)
+        out = io.StringIO()
+        writer = csv.DictWriter(out, header, lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(change(rows))
+        target = self.folder / name
+        target.write_text(out.getvalue(), encoding="utf-8")
+        return target
+
+    def payouts(self) -> Rows:
+        """One row per payout of the report (its first line)."""
+        seen: dict[str, dict[str, str]] = {}
+        for row in self.rows(self.report)[1]:
+            seen.setdefault(row["Payout ID"], row)
+        return list(seen.values())
+
+
+def month_on(admin: SandboxAdmin, folder: Path) -> Iterator[Month]:
+    """Fifty-two days of the standard customers (the failing payer pays by card instead), and
+    that morning's two downloads. The sandbox's clock is left on that day: tests edit the files
+    and never move it."""
+    with new_payout_scenario(admin, folder / "finance") as sc:
+        invoices = standard_customers(sc.base)
+        sc.advance(12)
+        sc.base.pay_by_card(invoices["Sam"][0])
+        today = sc.advance(40)
+        report = sc.payout_report(today)
+        bank = sc.bank_statement(yesterday(today))
+        yield Month(sc, report, bank, sc.folder)
