@@ -225,12 +225,13 @@ class TokenManager:
     def _wait_for_lock(self, lock: RefreshLock, rejected: str | None) -> TokenSet | None:
         """Take ``lock`` (None), or return a usable token set another worker stored meanwhile.
 
-        While waiting, the store is re-read on a backing-off timer (see ``DEFAULT_REREAD_SECONDS``),
-        and at once when the lock's record shows a rotation this waiter has not read yet (another
-        worker just saved one: reading it now gets a token before it runs out). A waiter the
-        record shows to be behind does not compete for the lock: under it, it would only read the
-        store and leave, keeping the worker that refreshes waiting. Once it has read the store,
-        it is no longer behind: if the token found there is spent too, it competes and refreshes.
+        While waiting, the store is re-read on a backing-off timer (see ``DEFAULT_REREAD_SECONDS``).
+        Between re-reads, a worker the lock's record shows to be behind the store (another
+        worker saved a rotation this one has not read) does not compete for the lock: under it,
+        it would only read the store and leave, keeping the worker that refreshes waiting. Reading
+        on the timer rather than at once on every rotation keeps a crowd of waiters from
+        drowning the store in reads while the holder saves. A waiter that has read the store is
+        no longer behind: if the token it found is spent too, it competes and refreshes.
         """
         start = time.monotonic()
         deadline = start + self._lock_timeout
@@ -240,26 +241,23 @@ class TokenManager:
         seen = self._current.rotation if self._current is not None else None
         while True:
             now = time.monotonic()
-            peeked = self._peek(lock) if seen is not None else None
-            news = peeked is not None and seen is not None and peeked > seen
-            if now >= next_read or news:
-                if not news:
-                    # Jitter: waiters that started together re-read at different moments.
-                    self._reread = min(self._reread * 2, self._reread_max)
-                    next_read = now + self._reread * (0.75 + 0.5 * random.random())
+            if now >= next_read:
+                # Jitter: waiters that started together re-read the store at different moments.
+                self._reread = min(self._reread * 2, self._reread_max)
+                next_read = now + self._reread * (0.75 + 0.5 * random.random())
                 try:
                     stored = self._newer(self._read_store())
                 except TokenStoreError as error:
                     if store_down is None:  # once per wait: the lock holder meets it too
                         self._log.warning("while waiting for the refresh lock: %s", error)
                     store_down = error
-                    if news:
-                        seen = peeked  # not again for this rotation: the timer retries
                 else:
                     if self._reusable(stored, rejected):
                         return stored
-                    # Spent too (or the one rejected): nothing to wait for, compete.
-                    seen = max(stored.rotation, peeked or 0, seen or 0)
+                    # Spent too (or the one rejected): nothing to wait for; compete.
+                    seen = stored.rotation if seen is None else max(seen, stored.rotation)
+            elif self._behind(lock, seen):
+                time.sleep(min(LOCK_POLL_SECONDS, max(0.0, next_read - now)))
             elif self._try_acquire(lock, min(LOCK_POLL_SECONDS * 10, max(0.0, next_read - now))):
                 self._reread = min(FIRST_REREAD_SECONDS, self._reread_max)
                 return None
@@ -272,12 +270,15 @@ class TokenManager:
                 )
 
     @staticmethod
-    def _peek(lock: RefreshLock) -> int | None:
-        """The store's rotation at the lock's last clean release, if its record says."""
+    def _behind(lock: RefreshLock, seen: int | None) -> bool:
+        """Whether the lock's record shows the store past rotation ``seen``."""
+        if seen is None:
+            return False
         try:
-            return lock.peek_rotation()
+            peeked = lock.peek_rotation()
         except Exception:  # only an optimisation: when in doubt, compete for the lock
-            return None
+            return False
+        return peeked is not None and peeked > seen
 
     def _try_acquire(self, lock: RefreshLock, wait: float) -> bool:
         try:
