@@ -5,7 +5,7 @@ billops' side is what ``reconcile-payouts`` does with the two downloads (bench/p
 the payout report through its layout and check every cell; read the statement with the bank
 profiles, classify it and key its lines; keep payouts, items, credits and results in a fresh
 SQLite ledger; run the three checks; roll the year up per day and month; write the
-reconciliation, exceptions and journal CSVs and draw the picture. The service's answer (the
+reconciliation, exceptions, journal and roll-up CSVs and draw the picture. The service's answer (the
 payment requests the items name) is given as the frame the client's paged fetch would build:
 fetching 200,000 records is the service's time, not billops', and the sandbox cannot hold a
 platform's year; everything after the fetch is measured.
@@ -60,7 +60,7 @@ def billops_side(folder: Path) -> dict[str, float]:
     from tasks.payouts._journal import journal_lines
     from tasks.payouts._reconcile import counts, reconcile
     from tasks.payouts._scope import choose_period, gather
-    from tasks.payouts.report import report_files, summary_markdown, write_reports
+    from tasks.payouts.report import report_files, summary_markdown, write_reports, write_rollup
     from tasks.payouts.settings import PayoutSettings
     from tasks.payouts.steps import keep_report, keep_results, remember_bank_credits
 
@@ -91,6 +91,7 @@ def billops_side(folder: Path) -> dict[str, float]:
     lap("keep results")
     files = report_files(folder, "payouts")
     write_reports(reconciliation, list(journal_lines(reconciliation, settings.journal)), files)
+    write_rollup(money, files)
     found = counts(reconciliation)
     summary_markdown(reconciliation, money, found, files, biller="bench")
     lap("reports")
@@ -147,10 +148,10 @@ def main() -> int:
         f"inputs: {year.payouts} payouts, {year.items:,} payout items ({sizes[0]:.0f} MB), "
         f"{year.bank_lines:,} bank lines ({sizes[1]:.0f} MB)"
     )
-    for label, side in (("pandas.read_csv (both)", floor), ("billops end to end", measured)):
+    for label, figures in (("pandas.read_csv (both)", floor), ("billops end to end", measured)):
         print(
-            f"{label + ':':<26}{side['seconds']:7.2f} s   CPU {side['cpu']:6.2f} s   "
-            f"peak RSS {side['peak_mb']:6.0f} MB"
+            f"{label + ':':<26}{figures['seconds']:7.2f} s   CPU {figures['cpu']:6.2f} s   "
+            f"peak RSS {figures['peak_mb']:6.0f} MB"
         )
     steps = ", ".join(f"{k[2:]} {v:.2f}" for k, v in measured.items() if k.startswith("t_"))
     print(f"billops CPU seconds by step: {steps}")

@@ -85,6 +85,7 @@ def reconciled(
             "exceptions": str(files.exceptions),
             "journal": str(files.journal),
             "picture": str(files.picture),
+            "rollup": str(files.rollup),
         },
         summary,
     )

@@ -5,6 +5,8 @@
 - ``exceptions.csv``: only what needs a person — payouts not matched or in transit, items the
   service disagrees with, unexpected and suggested credits — each with what to do;
 - ``journal.csv``: the clearing-account journal (``_journal``);
+- ``rollup.csv``: the money per day, then per month: opening in transit, collected,
+  deductions, paid out, closing in transit (``_balance``);
 - ``reconciliation.png``: the picture (``_chart``);
 - a markdown summary that ties out (opening in transit + collected − deductions − paid out =
   closing in transit) and a table of the payouts, on the flow run.
@@ -79,6 +81,18 @@ WHAT_TO_DO = {
 }
 
 
+ROLLUP_HEADER = (
+    "period",
+    "from",
+    "to",
+    "opening_in_transit",
+    "collected",
+    "deductions",
+    "paid_out",
+    "closing_in_transit",
+)
+
+
 @dataclass(frozen=True)
 class ReportFiles:
     """Where a run's files are."""
@@ -87,6 +101,7 @@ class ReportFiles:
     exceptions: Path
     journal: Path
     picture: Path
+    rollup: Path
 
 
 def report_files(folder: Path, stem: str | None) -> ReportFiles:
@@ -97,6 +112,7 @@ def report_files(folder: Path, stem: str | None) -> ReportFiles:
         folder / f"{prefix}exceptions.csv",
         folder / f"{prefix}journal.csv",
         folder / f"{prefix}reconciliation.png",
+        folder / f"{prefix}rollup.csv",
     )
 
 
@@ -229,6 +245,43 @@ def write_reports(
     return files
 
 
+def rollup_rows(balance: Balance) -> Iterator[list[str]]:
+    """``rollup.csv``'s rows: each day of the period, then each month (the part of it in the
+    period); every row ties out (opening + collected − deductions − paid out = closing)."""
+    for d in balance.daily.to_dict("records"):
+        moved = d["collected"] - d["deductions"] - d["paid_out"]
+        day = str(d["day"])
+        yield [
+            "day",
+            day,
+            day,
+            _pounds(d["in_transit"] - moved),
+            _pounds(d["collected"]),
+            _pounds(d["deductions"]),
+            _pounds(d["paid_out"]),
+            _pounds(d["in_transit"]),
+        ]
+    days = [str(d) for d in balance.daily["day"]]
+    for m in balance.monthly().to_dict("records"):
+        inside = [d for d in days if d.startswith(str(m["month"]))]
+        yield [
+            "month",
+            inside[0],
+            inside[-1],
+            _pounds(m["opening"]),
+            _pounds(m["collected"]),
+            _pounds(m["deductions"]),
+            _pounds(m["paid_out"]),
+            _pounds(m["in_transit"]),
+        ]
+
+
+def write_rollup(balance: Balance, files: ReportFiles) -> Path:
+    """``rollup.csv`` (:func:`rollup_rows`)."""
+    write_csv_atomically(files.rollup, ROLLUP_HEADER, rollup_rows(balance))
+    return files.rollup
+
+
 def summary_markdown(
     reconciliation: Reconciliation,
     balance: Balance,
@@ -275,6 +328,7 @@ def summary_markdown(
         f"- every payout: `{files.reconciliation}`",
         f"- what needs a person: `{files.exceptions}`",
         f"- journal (clearing-account method): `{files.journal}`",
+        f"- per day and per month: `{files.rollup}`",
         "",
         "| month | opening | collected | deductions | paid out | closing |",
         "|---|---:|---:|---:|---:|---:|",

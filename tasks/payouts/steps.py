@@ -35,6 +35,7 @@ from tasks.payouts.report import (
     summary_markdown,
     table_rows,
     write_reports,
+    write_rollup,
 )
 from tasks.payouts.settings import PayoutSettings
 
@@ -119,6 +120,7 @@ def publish(
         files = report_files(reports_folder(biller, reconciliation.last, run_id), None)
     journal = list(journal_lines(reconciliation, settings.journal))
     write_reports(reconciliation, journal, files)
+    write_rollup(money, files)
     title = f"{biller}: payouts and bank credits, {money.first} to {money.last}"
     draw_balance(money, files.picture, title=title)
     found = counts(reconciliation)

@@ -1,11 +1,13 @@
 """The three checks, the balance and the journal on a hand-written payout report, bank credits and
 the service's answer (no Prefect, no sandbox): a late failure paid out then deducted, a payout
 split in two credits, a credit a penny short, a payout still in transit; items the service
-disagrees with; the tie-out per day and per month; the in-transit balance on any day from the
-ledger; every journal balancing, with the deduction against the failed invoice."""
+disagrees with; the tie-out per day and per month (and the roll-up file); the in-transit balance
+on any day from the ledger; every journal balancing, with the deduction against the failed
+invoice."""
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Sequence
 from datetime import date, timedelta
 from pathlib import Path
@@ -31,7 +33,7 @@ from tasks.payouts._credits import credits_frame
 from tasks.payouts._journal import journal_frame, journal_lines
 from tasks.payouts._profiles import SHIPPED, load_report_profile
 from tasks.payouts._service import DOCUMENT_COLUMNS
-from tasks.payouts.report import report_files, summary_markdown
+from tasks.payouts.report import report_files, summary_markdown, write_rollup
 from tasks.payouts.settings import JournalAccounts
 from tasks.payouts.steps import keep_report, keep_results
 from tests.support.ledger_db import clock, ledger, ledger_url
@@ -67,6 +69,7 @@ DOCUMENTS = [  # number, status, total, paid (pennies), last changed
     ("PR-6", "PAID", 7_000, 7_000, date(2027, 3, 8)),
 ]
 COVERAGE = (date(2027, 2, 22), date(2027, 3, 10))
+MONEYLESS = ("period", "from", "to")
 
 
 def _report(folder: Path, rows: Sequence[str], name: str = "payouts.csv") -> Path:
@@ -206,6 +209,24 @@ def test_the_balance_ties_out_per_day_and_per_month(tmp_path: Path) -> None:
     summary = "\n".join(summary_markdown(reconciliation, money, {}, files, biller="b"))
     assert "**= in transit on 2027-03-10 (closing)** | **£70.01**" in summary
     assert f"![payouts and bank credits by day]({files.picture.as_uri()})" in summary
+
+    with write_rollup(money, files).open(encoding="utf-8-sig", newline="") as handle:
+        rollup = list(csv.DictReader(handle))
+    assert len(rollup) == 11 and rollup[-1] == {
+        "period": "month",
+        "from": "2027-03-01",
+        "to": "2027-03-10",
+        "opening_in_transit": "0.00",
+        "collected": "560.00",
+        "deductions": "50.00",
+        "paid_out": "439.99",
+        "closing_in_transit": "70.01",
+    }
+    for row in rollup:
+        cents = {k: round(float(v) * 100) for k, v in row.items() if k not in MONEYLESS}
+        moved = cents["collected"] - cents["deductions"] - cents["paid_out"]
+        assert cents["opening_in_transit"] + moved == cents["closing_in_transit"], row
+    assert rollup[3]["from"] == "2027-03-04" and rollup[3]["closing_in_transit"] == "0.01"
 
 
 def test_every_journal_balances_and_a_deduction_is_owed_on_its_invoice(tmp_path: Path) -> None:

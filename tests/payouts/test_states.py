@@ -47,6 +47,7 @@ def test_the_months_files_as_downloaded_are_matched(month: Month, fresh_ledger: 
     debits = sum(float(r["debit"] or 0) for r in journal)
     assert journal and abs(debits - sum(float(r["credit"] or 0) for r in journal)) < 0.001
     assert Path(result.files["picture"]).read_bytes().startswith(b"\x89PNG")
+    assert month.rows(Path(result.files["rollup"]))[1][-1]["period"] == "month"
 
 
 def test_a_payout_removed_from_the_bank_file(month: Month, fresh_ledger: Path) -> None:
