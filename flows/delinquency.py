@@ -10,8 +10,10 @@ from prefect.client.schemas.objects import State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from tasks.common.crash_points import crash_point
+from tasks.common.outcome import DRY_RUN
 from tasks.common.session import biller_session, open_ledger
 from tasks.common.workers import current_run_id, worker_name
+from tasks.delinquency.policy import PolicyError
 from tasks.delinquency.report import report_folder
 from tasks.delinquency.steps import (
     batches,
@@ -24,7 +26,7 @@ from tasks.delinquency.steps import (
     snapshot_task,
     standings,
 )
-from tasks.delinquency.verdict import finish, permission, verdict
+from tasks.delinquency.verdict import dry_run_message, finish, permission, rejected, verdict
 
 # Calls of different customers go out in parallel, bounded (each batch keeps a customer's calls
 # in order).
@@ -51,7 +53,10 @@ def pause_delinquent_customers(
             earlier than the day of the biller's previous run.
     """
     run_id = current_run_id()
-    rules = choose_policy(biller, policy)
+    try:
+        rules = choose_policy(biller, policy)
+    except PolicyError as exc:
+        return rejected(biller, exc)
     ledger = open_ledger()
     try:
         with biller_session(biller, ledger) as session:
@@ -59,9 +64,9 @@ def pause_delinquent_customers(
             plan = plan_task(session, rules, snapshot)
             folder = report_folder(biller, plan, run_id)
             if dry_run:
-                message = f"{len(plan.to_send)} calls would be made; nothing was sent"
+                message = dry_run_message(plan)
                 return finish(
-                    biller, plan, [], dry_run=True, state="Dry run", message=message, folder=folder
+                    biller, plan, [], dry_run=True, state=DRY_RUN, message=message, folder=folder
                 )
             allowed = permission(ledger, rules, plan, block=biller)
             if not allowed.granted:

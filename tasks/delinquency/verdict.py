@@ -6,10 +6,11 @@ the pause form of a deployment's run, or ``--approve-as`` at the terminal
 only where the biller's policy says ``apply.automatic: true`` and the plan is within the cap
 (customers and pounds per run). Over the cap, the nightly run stops and asks.
 
-States: ``Dry run``, ``Nothing to do``, ``Applied``, ``Applied with problems`` (some call was
-refused, deferred, dropped or left unknown: the report says which and what to do),
-``Planned only`` (the nightly schedule may not apply for this biller), ``Needs approval``,
-``Approval refused`` / ``Approval expired`` (completed: nothing was sent), and ``Stopped``
+States, each through ``tasks/common/outcome.py``: ``Dry run``, ``Nothing to do``, ``Applied``,
+``Applied with problems`` (some call was refused, deferred, dropped or left unknown: the report
+says which and what to do), ``Planned only`` (the nightly schedule may not apply for this biller),
+``Needs approval``, ``Approval refused`` / ``Approval expired`` and ``Rejected`` (the policy file
+is unusable: the reason names its line; nothing was read or sent), all completed; and ``Stopped``
 (failed: the service refused the biller's token or throttled it; calls not made are listed, a
 rerun makes them).
 """
@@ -21,20 +22,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefect.client.schemas.objects import State
-from prefect.states import Failed
 
 from ledger import Ledger
 from tasks.common.approval import ApprovalRefused, ApprovalRequired, require_approval
+from tasks.common.outcome import (
+    APPROVAL_EXPIRED,
+    APPROVAL_REFUSED,
+    REJECTED,
+    end_run,
+    failed_run,
+    refused,
+)
 from tasks.common.outcome import Outcome as RunOutcome
-from tasks.common.outcome import end_run, refused
 from tasks.delinquency.apply import CallOutcome, Outcome
 from tasks.delinquency.approval import is_unattended
 from tasks.delinquency.plan import CallStatus, Plan
-from tasks.delinquency.policy import Policy
+from tasks.delinquency.policy import Policy, PolicyError
 from tasks.delinquency.report import publish
 
+# The job's own state names, beside the shared ones (DRY_RUN, REJECTED, APPROVAL_*).
+NOTHING_TO_DO = "Nothing to do"
+APPLIED = "Applied"
+WITH_PROBLEMS = "Applied with problems"
+PLANNED_ONLY = "Planned only"
+NEEDS_APPROVAL = "Needs approval"
+STOPPED = "Stopped"
+
 PROBLEMS = (Outcome.REFUSED, Outcome.DROPPED, Outcome.DEFERRED, Outcome.UNKNOWN)
-PERSON_NEEDED = ("Applied with problems", "Needs approval", "Approval refused", "Approval expired")
+PERSON_NEEDED = (WITH_PROBLEMS, NEEDS_APPROVAL, APPROVAL_REFUSED, APPROVAL_EXPIRED, REJECTED)
 
 
 @dataclass(frozen=True)
@@ -54,7 +69,7 @@ class DelinquencyRun:
     @property
     def exit_code(self) -> int:
         """0 ok, 1 failed or stopped, 3 finished with problems or without approval."""
-        if self.state in ("Stopped",):
+        if self.state == STOPPED:
             return 1
         if self.state in PERSON_NEEDED:
             return 3
@@ -92,7 +107,7 @@ def permission(ledger: Ledger, policy: Policy, plan: Plan, *, block: str) -> Per
         if not policy.apply.automatic:
             return Permission(
                 False,
-                state="Planned only",
+                state=PLANNED_ONLY,
                 message=f"{scope} planned; the policy does not let the nightly run apply them "
                 f"(apply.automatic: false): review the plan, then run `billops run "
                 f"pause-delinquent --biller {block} --apply --approve-as NAME --reason TEXT`",
@@ -100,7 +115,7 @@ def permission(ledger: Ledger, policy: Policy, plan: Plan, *, block: str) -> Per
         if over:
             return Permission(
                 False,
-                state="Needs approval",
+                state=NEEDS_APPROVAL,
                 message=f"{scope} is over the cap ({', '.join(over)}): nothing applied; a person "
                 "must approve this plan (the run's form, or --approve-as)",
             )
@@ -122,7 +137,7 @@ def permission(ledger: Ledger, policy: Policy, plan: Plan, *, block: str) -> Per
             facts=facts,
         )
     except ApprovalRequired as exc:
-        return Permission(False, state="Needs approval", message=str(exc))
+        return Permission(False, state=NEEDS_APPROVAL, message=str(exc))
     except ApprovalRefused as exc:
         ended = refused(exc)
         return Permission(False, state=ended.name, message=ended.message)
@@ -139,14 +154,19 @@ def verdict(plan: Plan, outcomes: Sequence[CallOutcome]) -> tuple[str, str]:
     message = f"{moved} customers changed state; calls: {text}"
     stopped = [o for o in outcomes if o.outcome is Outcome.NOT_SENT]
     if stopped:
-        return "Stopped", f"{message}. Stopped: {stopped[0].detail}"
+        return STOPPED, f"{message}. Stopped: {stopped[0].detail}"
     if any(o.outcome in PROBLEMS for o in outcomes) or any(
         c.status is CallStatus.DEFERRED for c in plan.calls
     ):
-        return "Applied with problems", message + " (see the report for what to do)"
+        return WITH_PROBLEMS, message + " (see the report for what to do)"
     if not outcomes and not moved:
-        return "Nothing to do", "no customer changed state and no call was needed"
-    return "Applied", message
+        return NOTHING_TO_DO, "no customer changed state and no call was needed"
+    return APPLIED, message
+
+
+def dry_run_message(plan: Plan) -> str:
+    """The message of a dry run's final state (:data:`DRY_RUN`)."""
+    return f"{len(plan.to_send)} calls would be made; nothing was sent"
 
 
 def finish(
@@ -173,8 +193,17 @@ def finish(
         customers=plan.customers_changed,
         by_outcome=report.by_outcome,
     )
-    if state == "Stopped":  # it could not do its work: a failed state, for the failure alerts
-        return Failed(name=state, message=message, data=DelinquencyStopped(run))
+    if state == STOPPED:  # it could not do its work: a failed state, for the failure alerts
+        return failed_run(RunOutcome(state, message), DelinquencyStopped(run))
     # A person should look: problems to act on, an approval to give, calls only planned.
-    attention = state in PERSON_NEEDED or (state == "Planned only" and bool(plan.to_send))
+    attention = state in PERSON_NEEDED or (state == PLANNED_ONLY and bool(plan.to_send))
     return end_run(RunOutcome(state, message, attention=attention), data=run)
+
+
+def rejected(block: str, exc: PolicyError) -> State:
+    """The end of a run whose policy file is unusable: nothing was read or sent."""
+    message = f"{exc}: nothing was sent"
+    run = DelinquencyRun(
+        biller=block, as_of="", state=REJECTED, message=message, report=None, calls=0, customers=0
+    )
+    return end_run(RunOutcome(REJECTED, message, attention=True), data=run)

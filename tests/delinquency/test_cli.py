@@ -4,6 +4,7 @@ from the command line, in process, against the session's Prefect API and a sandb
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -121,3 +122,23 @@ def test_ledger_resolve_settles_calls_in_doubt_by_asking_the_service(scenario: S
         assert ledger.get(keys["applied"]).state is OperationState.CONFIRMED  # type: ignore[union-attr]
         assert ledger.get(keys["not applied"]).state is OperationState.INTENDED  # type: ignore[union-attr]
     assert sc.calls()["payment_requests.pause_collection"] == 1  # the operator's; resolve sent none
+
+
+def test_an_unusable_policy_is_rejected_with_exit_code_3(
+    prefect: None, dlq_home: Path, tmp_path: Path
+) -> None:
+    from blocks import BillerCredentials
+    from tests.delinquency.test_flow import OWES
+
+    block = f"dlq-bad-policy-{uuid.uuid4().hex[:6]}"  # never used: the policy is refused first
+    BillerCredentials(
+        environment="sandbox",
+        base_url="http://127.0.0.1:9/api",
+        client_id="app",
+        client_secret="unused",
+        refresh_token="unused",
+    ).save(block)
+    bad = write_policy(tmp_path, OWES.format(automatic="maybe", customers=5, amount="500"))
+    code, out = invoke("run", "pause-delinquent", "--biller", block, "--policy", str(bad))
+    assert code == 3, out
+    assert "Rejected" in out and "line 2" in flat(out) and "report:" not in out

@@ -216,3 +216,21 @@ def test_reports_neutralise_formulas_and_artifacts_hang_on_the_run(
         )
     assert {a.key for a in found} == {f"{key}-summary", f"{key}-plan"}
     assert {str(a.flow_run_id) for a in found} == {str(state.state_details.flow_run_id)}
+
+
+def test_an_unusable_policy_ends_the_run_rejected_with_its_line(
+    prefect: None, dlq_home: Path, tmp_path: Path
+) -> None:
+    """Bad input ends in a named state, as every job's does: ``Rejected``, completed, the reason
+    naming the file and line, a person alerted; nothing read or sent (no service is needed)."""
+    from flows.delinquency import pause_delinquent_customers
+
+    bad = write_policy(tmp_path, OWES.format(automatic="maybe", customers=5, amount="500"))
+    state = pause_delinquent_customers(biller="no-such-block", policy=bad, return_state=True)
+    assert (state.name, state.is_completed()) == ("Rejected", True), state.message
+    assert str(bad) in state.message and "line 2" in state.message, state.message
+    assert state.message.endswith("nothing was sent")
+    run = state.result()
+    assert (run.state, run.exit_code, run.report, run.calls) == ("Rejected", 3, None, 0)
+    (event,) = flow_run_events(state.state_details.flow_run_id, ATTENTION_EVENT)
+    assert event.payload["outcome"] == "Rejected"
