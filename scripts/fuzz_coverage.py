@@ -2,12 +2,19 @@
 operation that takes an id.
 
 An operation **takes an id** when its path names a record (a path parameter other than the app's
-``clientId``, which the run supplies), or when one of the contract's links fills an id into its
-body (``requestBody``). Such an operation is **reached with a usable id** when a stateful step
-followed a link to it with the link's values used (the id came from the answer of an earlier step
-that succeeded), in positive mode, and the service did not answer that the record is missing: not
-404, and no error naming a field the link filled. A link is **exercised** when at least one step
-followed it that way. The run fails when an operation that takes an id was never reached so.
+``clientId``, which the run supplies), when its request body requires one (a required property
+named ``id``, ``...Id`` or ``...Ids``, at any depth of required objects: ``paymentRequestIds``,
+``customerId``), or when one of the contract's links fills an id into its body (``requestBody``).
+Ids a body may leave out (a template, a workflow, a catalogue tax rate) do not make an operation
+take an id: it works without them.
+
+Such an operation is **reached with a usable id** when a stateful step followed a link to it
+with the link's values used (the id came from the answer of an earlier step that succeeded), in
+positive mode, and the service did not answer that the record is missing: not 404, and no error
+naming a field the link filled. A link is **exercised** when at least one step followed it that
+way. The run fails when an operation that takes an id was never reached so, when no link leads
+to it, or when no link fills an id its body requires. The tables also count the 2xx answers: an
+id can be usable while the record's state refuses the operation (a draft cannot be marked paid).
 
 Steps are the JSON lines ``scripts/fuzz_hooks.py`` records; the contract is read as YAML.
 """
@@ -25,8 +32,12 @@ from typing import Any
 METHODS = ("get", "put", "post", "delete", "patch")
 # The app's own id: the run supplies it, no link has to.
 SUPPLIED_PARAMETERS = frozenset({"clientId"})
+# Properties named like ids that name no record of the service: the biller's own key.
+NOT_RECORD_IDS = frozenset({"externalId"})
 # ``<source> -> [<status>] <link name> -> <target>``, schemathesis' name of a followed link.
-_TRANSITION = re.compile(r"^(?P<source>.+) -> \[(?P<status>[^\]]+)\] (?P<name>\S+) -> (?P<target>.+)$")
+_TRANSITION = re.compile(
+    r"^(?P<source>.+) -> \[(?P<status>[^\]]+)\] (?P<name>\S+) -> (?P<target>.+)$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +94,9 @@ def _resolve(contract: dict[str, Any], node: Any) -> Any:
     return node
 
 
-def operations(contract: dict[str, Any], selected: Callable[[str], bool]) -> Iterator[
-    tuple[str, dict[str, Any], list[dict[str, Any]]]
-]:
+def operations(
+    contract: dict[str, Any], selected: Callable[[str], bool]
+) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
     """``(label, operation, parameters)`` of each selected operation."""
     for path, item in contract["paths"].items():
         if not selected(path):
@@ -94,7 +105,9 @@ def operations(contract: dict[str, Any], selected: Callable[[str], bool]) -> Ite
         for method in METHODS:
             if method in item:
                 operation = item[method]
-                parameters = [_resolve(contract, p) for p in shared + operation.get("parameters", [])]
+                parameters = [
+                    _resolve(contract, p) for p in shared + operation.get("parameters", [])
+                ]
                 yield f"{method.upper()} {path}", operation, parameters
 
 
@@ -127,11 +140,51 @@ def contract_links(contract: dict[str, Any], selected: Callable[[str], bool]) ->
     return links
 
 
+def _is_id_name(name: str) -> bool:
+    return name not in NOT_RECORD_IDS and (name == "id" or name.endswith(("Id", "Ids")))
+
+
+def _required_ids(contract: dict[str, Any], schema: Any, prefix: str = "") -> set[str]:
+    """Dotted paths of the ids a body schema requires (``allOf`` parts merged; under
+    ``anyOf``/``oneOf`` only what every alternative requires)."""
+    schema = _resolve(contract, schema)
+    if not isinstance(schema, dict):
+        return set()
+    found: set[str] = set()
+    for part in schema.get("allOf", []):
+        found |= _required_ids(contract, part, prefix)
+    alternatives = schema.get("anyOf") or schema.get("oneOf")
+    if alternatives:
+        found |= set.intersection(*(_required_ids(contract, a, prefix) for a in alternatives))
+    properties = schema.get("properties", {})
+    for name in schema.get("required", []):
+        path = f"{prefix}.{name}" if prefix else name
+        if _is_id_name(name):
+            found.add(path)
+        elif name in properties:
+            found |= _required_ids(contract, properties[name], path)
+    return found
+
+
+def required_body_ids(
+    contract: dict[str, Any], selected: Callable[[str], bool]
+) -> dict[str, set[str]]:
+    """Per selected operation whose JSON body requires ids, the dotted paths of those ids."""
+    required = {}
+    for label, operation, _ in operations(contract, selected):
+        content = _resolve(contract, operation.get("requestBody", {})).get("content", {})
+        schema = content.get("application/json", {}).get("schema")
+        if schema is not None and (ids := _required_ids(contract, schema)):
+            required[label] = ids
+    return required
+
+
 def id_taking_operations(
     contract: dict[str, Any], selected: Callable[[str], bool], links: Iterable[Link]
 ) -> set[str]:
     """Labels of the selected operations that take an id (see the module's docstring)."""
     taking = {link.target for link in links if link.body_fields}
+    taking |= set(required_body_ids(contract, selected))
     for label, _, parameters in operations(contract, selected):
         names = {p["name"] for p in parameters if p.get("in") == "path"}
         if names - SUPPLIED_PARAMETERS:
@@ -218,3 +271,19 @@ def render(name: str, coverage: Coverage) -> str:
 def without_incoming_link(links: Iterable[Link], taking: set[str]) -> list[str]:
     """Operations taking an id that no link of the contract leads to."""
     return sorted(taking - {link.target for link in links})
+
+
+def unfilled_body_ids(links: Iterable[Link], required: dict[str, set[str]]) -> list[str]:
+    """``<operation>: <field>`` for each id a body requires that no link of the contract fills
+    (a link filling ``paymentRequestIds[0]`` fills ``paymentRequestIds``)."""
+    filled: dict[str, set[str]] = {}
+    for link in links:
+        filled.setdefault(link.target, set()).update(
+            re.sub(r"\[\d+\]", "", field_path) for field_path in link.body_fields
+        )
+    return sorted(
+        f"{label}: {field_path}"
+        for label, fields in required.items()
+        for field_path in fields
+        if field_path not in filled.get(label, set())
+    )

@@ -40,7 +40,7 @@ from schemathesis.generation.meta import TestPhase
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_steering import REPAIRS  # noqa: E402
+from fuzz_steering import QUERY_REPAIRS, REPAIRS  # noqa: E402
 
 STEPS_FILE_VARIABLE = "BILLOPS_FUZZ_STEPS"
 # The sandbox's documented test account whose mandates activate (its README, test accounts).
@@ -60,19 +60,26 @@ def _in_stateful_phase(case: Case) -> bool:
 
 @schemathesis.hook
 def map_case(context: schemathesis.HookContext, case: Case) -> Case:
-    """Positive stateful bodies repaired to keep the rules the schema cannot state."""
-    repair = REPAIRS.get(_operation_id(case) or "")
+    """Positive stateful bodies (and list queries) repaired to keep the rules the schema cannot
+    state."""
     meta = case.meta
     if (
-        repair is not None
-        and meta is not None
-        and meta.phase.name is TestPhase.STATEFUL
-        and meta.generation.mode is GenerationMode.POSITIVE
-        and isinstance(case.body, dict)
+        meta is None
+        or meta.phase.name is not TestPhase.STATEFUL
+        or meta.generation.mode is not GenerationMode.POSITIVE
     ):
+        return case
+    operation_id = _operation_id(case) or ""
+    repair = REPAIRS.get(operation_id)
+    if repair is not None and isinstance(case.body, dict):
         body = copy.deepcopy(case.body)
         repair(body)
         case.body = body
+    repair_query = QUERY_REPAIRS.get(operation_id)
+    if repair_query is not None:
+        query = dict(case.query or {})
+        repair_query(query)
+        case.query = query
     return case
 
 
@@ -132,7 +139,9 @@ def scenario_steps(recorder: ScenarioRecorder) -> list[dict[str, Any]]:
                 "applied": node.is_transition_applied,
                 "mode": meta.generation.mode.value if meta is not None else None,
                 "status": response.status_code if response is not None else None,
-                "errors": _errors(response.content) if response and response.status_code >= 400 else [],
+                "errors": _errors(response.content)
+                if response and response.status_code >= 400
+                else [],
             }
         )
     return steps

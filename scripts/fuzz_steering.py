@@ -17,7 +17,9 @@ otherwise (each rule is in the operation's description in ``billing_api/openapi.
   £1,000,000 each; no check ``amount`` (it must equal the computed total);
 * at most one payment request id in a distribution update (a link supplies the first).
 
-Each function takes the body (a ``dict``) and changes it in place.
+Each function takes the body (a ``dict``) and changes it in place. ``QUERY_REPAIRS`` do the same
+for the query of a list whose first item a link reads: the first page, every status, so the
+record an earlier step made is on it.
 """
 
 from __future__ import annotations
@@ -87,8 +89,10 @@ def _with_contact(body: Body) -> None:
     if not isinstance(people, list):
         people = body["people"] = []
     for person in people:
-        if isinstance(person, dict) and person.get("email") and person.get(
-            "isIncludedInCommunications", True
+        if (
+            isinstance(person, dict)
+            and person.get("email")
+            and person.get("isIncludedInCommunications", True)
         ):
             return
     people.append({"firstName": "Pat", "email": f"payer{next(_COUNTER)}@example.com"})
@@ -170,10 +174,9 @@ def recurring_invoice(body: Body) -> None:
 
 
 def recurring_invoice_update(body: Body) -> None:
+    # The customer stays: it is required, and the contract's link puts the schedule's own there
+    # (a body without it would no longer be positive data).
     recurring_invoice(body)
-    details = _dict(body, "invoiceDetails")
-    if details is not None:
-        details.pop("customer", None)
 
 
 def recurring_payment_request(body: Body) -> None:
@@ -184,10 +187,7 @@ def recurring_payment_request(body: Body) -> None:
 
 
 def recurring_payment_request_update(body: Body) -> None:
-    recurring_payment_request(body)
-    details = _dict(body, "paymentRequestDetails")
-    if details is not None:
-        details.pop("customer", None)
+    recurring_payment_request(body)  # the customer stays, as for a recurring invoice
 
 
 def workflow_settings(body: Body) -> None:
@@ -205,7 +205,9 @@ def customer_by_id(body: Body) -> None:
 def payment_settings(body: Body) -> None:
     until = body.get("collectionPausedUntil")
     if isinstance(until, str) and until < _today():
-        body["collectionPausedUntil"] = (date.fromisoformat(_today()) + timedelta(days=30)).isoformat()
+        body["collectionPausedUntil"] = (
+            date.fromisoformat(_today()) + timedelta(days=30)
+        ).isoformat()
 
 
 def activation(body: Body) -> None:
@@ -217,6 +219,17 @@ def distribution_update(body: Body) -> None:
     if isinstance(ids, list):
         del ids[1:]
     _distribution(_dict(body, "distribution"))
+
+
+def first_page_of_everything(query: Body) -> None:
+    query["page"] = 0
+    query.pop("statuses", None)
+
+
+QUERY_REPAIRS: dict[str, Callable[[Body], None]] = {
+    # Its first card is what the link to ``cards_on_file.remove`` reads.
+    "cards_on_file.list": first_page_of_everything,
+}
 
 
 REPAIRS: dict[str, Callable[[Body], None]] = {
