@@ -62,11 +62,12 @@ def _refused(file: Path, exc: StatementRefused, fmt: Format) -> None:
     else:
         typer.echo(str(exc), err=True)
     if isinstance(exc, UnknownLayout) and exc.template:
-        starter = file.with_name(f"{file.stem}.profile.yaml")
-        try:
-            starter.write_text(exc.template, encoding="utf-8")
+        from tasks.bank_payments.report import write_profile_starter
+
+        starter = write_profile_starter(file, exc)
+        if starter is not None:
             typer.echo(f"a profile to edit is in {starter} (then --profile {starter})", err=True)
-        except OSError:
+        else:
             typer.echo(exc.template, err=True)
     raise typer.Exit(1)
 
@@ -102,24 +103,68 @@ def preview(
     except StatementRefused as exc:
         _refused(file, exc, form)
         return
-    _print(_records(_plan(statement, biller)), form)
+    _print(_records(_plan(file, statement, biller)), form)
 
 
-def _plan(statement: Statement, biller: str | None) -> Any:
-    """The plan of ``statement`` against the biller's open items (none without a biller)."""
+def _plan(file: Path, statement: Statement, biller: str | None) -> Any:
+    """The plan of ``statement`` as a run for ``biller`` would make it (its open items and bank
+    settings; lines the ledger holds as recorded show as duplicates), reading and writing
+    nothing else: no snapshot is kept. Without a biller, every line against nothing owed."""
     from tasks.bank_payments._owed import fetch_open_items, items_frame
     from tasks.bank_payments._plan import plan_statement
+    from tasks.bank_payments._references import alias_table
 
-    items = items_frame([])
-    if biller is not None:
-        from tasks.common.session import load_biller_block
+    if biller is None:
+        return plan_statement(statement, items_frame([]))
+    from tasks.bank_payments.settings import load_settings
+    from tasks.common.session import load_biller_block
 
-        client = load_biller_block(biller).get_client()
-        try:
+    settings = load_settings(biller)
+    client = load_biller_block(biller).get_client()
+    try:
+        ledger = _existing_ledger()
+        if ledger is None:  # no ledger yet: nothing can have been recorded by billops
             items = items_frame(fetch_open_items(client))
+            prefixes = items["key"].tolist() or ["INV", "PR"]
+            aliases = alias_table(prefixes, settings.reference_aliases)
+            return plan_statement(statement, items, rules=settings.classify, aliases=aliases)
+        try:
+            return _planned_with_ledger(file, statement, biller, settings, client, ledger)
         finally:
-            client.close()
-    return plan_statement(statement, items)
+            ledger.close()
+    finally:
+        client.close()
+
+
+def _existing_ledger() -> Any:
+    from ledger import LedgerSchemaError
+    from tasks.common.session import open_ledger
+
+    try:
+        return open_ledger()
+    except LedgerSchemaError:
+        return None
+
+
+def _planned_with_ledger(
+    file: Path, statement: Statement, biller: str, settings: Any, client: Any, ledger: Any
+) -> Any:
+    from tasks.bank_payments.steps import plan_file
+    from tasks.common.session import BillerSession
+
+    found = client.biller.retrieve()
+    session = BillerSession(biller, client, str(found.id), str(found.id), ledger)
+    prepared = plan_file(
+        session,
+        file,
+        profile=statement.profile,
+        on_bad_lines="skip",  # the statement is read already; the reading's choice stands
+        run_id="preview",
+        settings=settings,
+        keep_snapshot=False,
+        statement=statement,
+    )
+    return prepared.plan
 
 
 def _records(plan: Any) -> Iterator[dict[str, Any]]:

@@ -18,7 +18,7 @@ from tasks.bank_payments.outcome import (
     bank_outcome,
     recording_facts,
 )
-from tasks.bank_payments.report import summary_markdown
+from tasks.bank_payments.report import summary_markdown, write_profile_starter
 from tasks.bank_payments.settings import load_settings
 from tasks.bank_payments.steps import (
     Prepared,
@@ -169,6 +169,10 @@ def _finish(
 
 def _rejected(exc: StatementRefused, file: Path, biller: str, run_id: str) -> State[Any]:
     get_run_logger().warning("%s", exc)
-    outcome = Outcome(REJECTED, f"{exc}: nothing was recorded", attention=True)
+    message = f"{exc}: nothing was recorded"
+    starter = write_profile_starter(file, exc)
+    if starter is not None:  # a layout no profile knows: one to edit, then `profile` names it
+        message += f"; a profile to edit is in {starter}"
+    outcome = Outcome(REJECTED, message, attention=True)
     result = BankResult(str(file), biller, run_id, outcome.name, outcome.message, [], None, None)
     return end_run(outcome, data=result)

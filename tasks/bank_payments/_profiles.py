@@ -121,8 +121,13 @@ class Profile(BaseModel):
             raise ValueError("a profile with a header row needs a signature (its header cells)")
         if not self.header and self.shape is None:
             raise ValueError("a profile without a header row needs a shape")
-        for pattern in [*self.preamble_patterns, *self.skip_rows_where.values()]:
-            re.compile(pattern)
+        patterns = [("preamble_patterns", p) for p in self.preamble_patterns]
+        patterns += [(f"skip_rows_where.{k}", p) for k, p in self.skip_rows_where.items()]
+        for key, pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{key}: {pattern!r} is not a regular expression ({exc})") from exc
 
     def column_names(self, field: str) -> list[str | int]:
         """The names (or 1-based positions) a field may be found under, most preferred first."""
@@ -170,14 +175,28 @@ def _load_cached(path: Path, origin: str, _mtime: int, _size: int) -> Profile:
     """A profile file read once per content (its change time and size are part of the key)."""
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)  # noqa: S506 - safe
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" line {mark.line + 1}:" if mark is not None else ""
+        raise ProfileError(f"{path}:{where} not valid YAML ({exc.problem})") from exc
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ProfileError(f"{path}: cannot be read as a YAML profile ({exc})") from exc
     if not isinstance(data, dict):
         raise ProfileError(f"{path}: a profile is a YAML mapping (name, bank, columns, ...)")
     try:
         return Profile.model_validate({**data, "origin": origin})
-    except (ValidationError, ValueError, re.error) as exc:
+    except ValidationError as exc:  # each problem by its key, as the settings files say them
+        problems = "; ".join(_problem(error) for error in exc.errors())
+        raise ProfileError(f"{path}: not a valid bank profile: {problems}") from exc
+    except (ValueError, re.error) as exc:
         raise ProfileError(f"{path}: not a valid bank profile: {exc}") from exc
+
+
+def _problem(error: Any) -> str:
+    """One validation problem as ``key: what is wrong`` (the whole profile's own say their key)."""
+    key = ".".join(str(part) for part in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{key}: {message}" if key else message
 
 
 def _from_folder(folder: Path, origin: str) -> list[Profile]:

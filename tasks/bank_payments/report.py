@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from tasks.bank_payments._classify import CLASSES, OTHER_CREDIT, PROVIDER_PAYOUT
+from tasks.bank_payments._errors import StatementRefused, UnknownLayout
 from tasks.bank_payments._match import CODE, DUPLICATE, OVERPAYMENT, PARTIAL
 from tasks.bank_payments._plan import Plan, PlannedLine, is_customer_credit
 from tasks.bank_payments._record import Recorded, confirmed
@@ -258,3 +259,17 @@ def summary_markdown(
             + "; ".join(f"line {b.line}: {b.reason}" for b in statement.balance_issues[:20])
         )
     return lines
+
+
+def write_profile_starter(input_path: Path, refused: StatementRefused) -> Path | None:
+    """For a file no profile matches: a ready-to-edit profile next to it, ``<stem>.profile.yaml``
+    (its header cells guessed into columns), to be fixed and named with ``--profile``. None when
+    there is nothing to write or the folder cannot be written to (the error says the rest)."""
+    if not isinstance(refused, UnknownLayout) or not refused.template:
+        return None
+    starter = input_path.with_name(f"{input_path.stem}.profile.yaml")
+    try:
+        starter.write_text(refused.template, encoding="utf-8")
+    except OSError:
+        return None
+    return starter

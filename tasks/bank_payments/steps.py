@@ -98,11 +98,17 @@ def plan_file(
     settings: BankSettings | None = None,
     keep_snapshot: bool = True,
     today: date | None = None,
+    statement: Statement | None = None,
 ) -> Prepared:
     """Read the file, fetch what is owed (kept in the ledger per run), and plan every line:
-    lines done before are duplicates, lines an earlier run began are resumed as planned then."""
+    lines done before are duplicates, lines an earlier run began are resumed as planned then.
+
+    ``keep_snapshot=False`` writes nothing to the ledger (the preview); ``statement``: the file
+    read already (the preview reads it first, to report a refused file before asking anyone).
+    """
     settings = settings or BankSettings()
-    statement = read_statement(path, profile=profile, on_bad_lines=on_bad_lines, today=today)
+    if statement is None:
+        statement = read_statement(path, profile=profile, on_bad_lines=on_bad_lines, today=today)
     items = _owed(session, run_id, keep_snapshot)
     first, last = _dates(statement)
     seen = session.ledger.bank_lines_between(session.biller_id, first, last)

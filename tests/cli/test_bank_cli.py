@@ -5,6 +5,8 @@ refused file exits 3 (``--format jsonl`` prints the error as one object and exit
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from datetime import date, timedelta
 from decimal import Decimal
@@ -122,6 +124,12 @@ def test_dry_run_then_approval_then_recording(
     assert code == 0 and "Nothing to record" in out, out
     assert _paid(biller) == paid
 
+    # The preview plans as a run would: what the ledger holds as recorded is a duplicate.
+    code, out = _invoke("bank", "preview", str(path), "--biller", biller.block, "--format", "jsonl")
+    assert code == 0, out
+    records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [r["outcome"] for r in records] == ["duplicate", "duplicate", "n/a", "n/a", "unmatched"]
+
 
 def test_exact_only_runs_alone_where_the_biller_allows_it(
     biller: BankBiller, ledger_home: Path, tmp_path: Path
@@ -156,3 +164,106 @@ def test_a_settings_file_with_a_mistake_names_the_file_and_the_key(
 
     assert code == 1
     assert str(settings) in out and "classify.own_nams" in out
+
+
+def test_a_refused_file_records_nothing_and_the_next_file_is_fine(
+    biller: BankBiller, ledger_home: Path, tmp_path: Path
+) -> None:
+    good = _statement(tmp_path / "june.csv", biller)
+    lines = good.read_text(encoding="utf-8").splitlines()
+    bad = tmp_path / "june-bad.csv"  # one impossible date among good lines
+    bad.write_text("\n".join([*lines[:3], "31/02/2026,X,R,T,1.00,1.00,,", *lines[3:]]) + "\n")
+    before = _paid(biller)
+    approved = ("--biller", biller.block, "--apply", "--approve-as", "Dana", "--reason", "June")
+
+    code, out = _invoke("run", "import-bank-payments", str(bad), *approved)
+
+    assert code == 3, out
+    flat = " ".join(out.split())
+    assert "Rejected" in flat and "line 4" in flat and "31/02/2026" in flat, out
+    assert "nothing was recorded" in flat
+    assert _paid(biller) == before
+    unknown = tmp_path / "coop.csv"  # a layout no profile knows: refused, with one to edit
+    unknown.write_text(UNKNOWN, encoding="utf-8")
+    code, out = _invoke("run", "import-bank-payments", str(unknown), *approved)
+    assert code == 3, out
+    assert "no bank profile matches" in out and (tmp_path / "coop.profile.yaml").is_file()
+    assert _paid(biller) == before
+
+    code, out = _invoke("run", "import-bank-payments", str(good), *approved)
+    assert code == 0 and "Completed" in out, out
+    assert _paid(biller)["INV-1"] - before["INV-1"] == _due(biller.documents["INV-1"])
+
+
+UNKNOWN = (
+    "Posted,Details,Paid in,Paid out,Running\n"
+    "02/11/2026,ACME INV-0042,1250.00,,1250.00\n03/11/2026,SHELL,,45.60,1204.40\n"
+)
+
+
+def test_an_unknown_layout_leaves_a_profile_to_edit_that_then_reads_it(
+    ledger_home: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "coop.csv"
+    path.write_text(UNKNOWN, encoding="utf-8")
+    starter = tmp_path / "coop.profile.yaml"
+
+    code, out = _invoke("bank", "detect", str(path))
+
+    assert code == 1
+    assert "no bank profile matches" in out and "closest" in out and str(starter) in out
+    edited = ("--profile", str(starter), "--format", "jsonl")  # as written: usable already
+    code, out = _invoke("bank", "preview", str(path), *edited)
+    assert code == 0, out
+    records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [(r["line"], r["amount"]) for r in records] == [(2, "1250.00"), (3, "-45.60")]
+
+
+def test_detect_names_the_layout_and_why(ledger_home: Path) -> None:
+    data = Path(__file__).resolve().parents[1] / "data" / "bank"
+
+    code, out = _invoke("bank", "detect", str(data / "hsbc_noheader.csv"))
+
+    assert code == 0, out
+    flat = " ".join(out.split())
+    assert ": hsbc (HSBC" in flat and "encoding" in flat
+
+
+def test_profiles_lists_the_shipped_and_the_users_and_names_a_broken_one(
+    ledger_home: Path,
+) -> None:
+    folder = ledger_home / "bank-profiles"
+    folder.mkdir()
+    (folder / "coop.yaml").write_text(
+        "name: coop\nbank: Co-operative Bank\nsignature: [Posted, Details]\n"
+        "columns: {date: Posted, text: Details, amount: 3}\n",
+        encoding="utf-8",
+    )
+
+    code, out = _invoke("bank", "profiles")
+
+    assert code == 0, out
+    names = [line.split()[0] for line in out.splitlines() if line and not line[0].isspace()]
+    assert {"barclays", "monzo", "santander", "xero_template", "coop"} <= set(names)
+    assert "Co-operative Bank [user" in out
+
+    (folder / "broken.yaml").write_text("name: broken\nbank: X\ncolumns: [1, 2]\n")
+    code, out = _invoke("bank", "profiles")
+    assert code == 1
+    assert str(folder / "broken.yaml") in " ".join(out.split())
+
+
+def test_the_csv_preview_neutralises_formulas(ledger_home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "june.csv"
+    day = (date.today() - timedelta(days=1)).strftime("%d/%m/%Y")
+    path.write_text(
+        HEADER + f'{day},"=HYPERLINK(""http://x"")",@SUM(A1),FASTER PAYMENT,-12.00,1.00,,\n',
+        encoding="utf-8",
+    )
+
+    code, out = _invoke("bank", "preview", str(path), "--format", "csv")
+
+    assert code == 0, out
+    (row,) = list(csv.DictReader(io.StringIO(out)))
+    assert row["payer"].startswith("'=HYPERLINK") and row["reference"] == "'@SUM(A1)"
+    assert row["amount"] == "-12.00"  # a plain negative number is kept

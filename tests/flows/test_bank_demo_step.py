@@ -27,7 +27,7 @@ def ahead(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxAdmin]:
 def test_the_demo_step_reads_the_sandboxs_month_and_records_it(
     prefect: None, ahead: SandboxAdmin, ledger_home: Path, tmp_path: Path
 ) -> None:
-    biller = make_bank_biller(ahead, seed=77, invoices=16, requests=4)
+    biller = make_bank_biller(ahead, seed=77, invoices=8, requests=2)
     ahead.advance_clock(days=30)
     today = date.fromisoformat(ahead.http.get("/_sandbox/clock").json()["now"][:10])
     assert today > date.today()  # the sandbox is ahead of billops' calendar
