@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
-from rich.table import Table
+
+from billops.console import LazyConsole, new_table
 
 policy_app = typer.Typer(help="Delinquency policies: check a policy file.", no_args_is_help=True)
 status_app = typer.Typer(help="Delinquency: who is in which state.", no_args_is_help=True)
-console = Console(soft_wrap=True)  # paths and reasons printed whole, never wrapped
+console = LazyConsole(soft_wrap=True)  # paths and reasons printed whole, never wrapped
 EXIT_FAILED = 1
 Format = Literal["table", "jsonl"]
 SHOWN_COLUMNS = (
@@ -100,7 +100,7 @@ def status(
     if not rows:
         console.print(f"{biller}: every customer is in good standing (nothing held)")
         return
-    table = Table("customer", "state", "since", "hold", "why", title=f"Delinquency: {biller}")
+    table = new_table("customer", "state", "since", "hold", "why", title=f"Delinquency: {biller}")
     for row in rows:
         table.add_row(row["customer"], row["state"], row["since"], row["hold"], row["why"])
     console.print(table)
@@ -190,7 +190,7 @@ def _print_run(run: Any, fmt: Format) -> None:
             typer.echo(json.dumps(row))
         typer.echo(json.dumps({"summary": {**_summary(run), "rows": len(rows)}}))
         return
-    table = Table(*SHOWN_COLUMNS, title=f"{run.biller} on {run.as_of}: {run.state}")
+    table = new_table(*SHOWN_COLUMNS, title=f"{run.biller} on {run.as_of}: {run.state}")
     for row in rows:
         table.add_row(*(row.get(name, "") for name in SHOWN_COLUMNS))
     if rows:

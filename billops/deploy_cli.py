@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-console = Console()
+from billops.console import LazyConsole
+
+console = LazyConsole()
 PREFECT_FILE = Path(__file__).resolve().parents[1] / "deployments" / "prefect.yaml"
 WORK_POOL = "billops"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-console = Console(soft_wrap=True)  # paths and reasons printed whole, never wrapped
+from billops.console import LazyConsole, new_table
+
+console = LazyConsole(soft_wrap=True)  # paths and reasons printed whole, never wrapped
 EXIT_FAILED = 1
 Format = Literal["table", "jsonl"]
 SHOWN = ("state", "reference", "date", "payout_amount", "bank_credited", "check_service")
@@ -92,7 +92,9 @@ def print_run(run: Any, fmt: Format) -> None:
         typer.echo(json.dumps({"summary": _summary(run, len(rows))}))
         return
     if rows:
-        table = Table(*SHOWN, "why", title=f"Payouts of {run.biller}: {run.first} to {run.last}")
+        table = new_table(
+            *SHOWN, "why", title=f"Payouts of {run.biller}: {run.first} to {run.last}"
+        )
         for row in rows:
             table.add_row(*(row[name] for name in SHOWN), _short(row))
         console.print(table)

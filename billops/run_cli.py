@@ -16,16 +16,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
-from rich.progress import Progress
 
 from billops import delinquency_cli, payouts_cli
 from billops.cli_errors import describe, quiet_prefect_tracebacks
+from billops.console import LazyConsole
 from billops.prefect_env import prepare_prefect_environment
 
 app = typer.Typer(help="Run a job now (dry run unless --apply).", no_args_is_help=True)
 # Paths and run ids are printed whole: a wrapped path cannot be copied into a file manager.
-console = Console(soft_wrap=True)
+console = LazyConsole(soft_wrap=True)
 EXIT_FAILED, EXIT_REJECTED = 1, 3
 
 
@@ -45,9 +44,11 @@ def approval_context(approve_as: str | None, reason: str | None) -> AbstractCont
 @contextmanager
 def progress_bars() -> Iterator[None]:
     """Show the import's job progress as rich progress bars while a flow runs in this process."""
+    from rich.progress import Progress
+
     from tasks.common.progress import add_listener
 
-    with Progress(console=console, transient=True) as progress:
+    with Progress(console=console.real, transient=True) as progress:
         bars: dict[str, Any] = {}
 
         def update(label: str, done: int, total: int) -> None:

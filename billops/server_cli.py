@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Annotated
 
@@ -59,6 +58,8 @@ def server_environment(url: str, home: Path) -> dict[str, str]:
 
 def healthy(url: str, timeout: float = 2.0) -> bool:
     """True when the server at ``url`` answers its health check."""
+    import urllib.request  # here: the module costs every other command its import time
+
     try:
         with urllib.request.urlopen(f"{url}/api/health", timeout=timeout) as answer:
             return bool(answer.status == 200)

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
+
+from billops.console import LazyConsole
 
 if TYPE_CHECKING:
     from billing_api import BillingClient
 
 # Paths and ids printed whole (a wrapped id cannot be copied).
-console = Console(soft_wrap=True)
+console = LazyConsole(soft_wrap=True)
 
 
 @dataclass(frozen=True)
