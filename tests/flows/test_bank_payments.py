@@ -12,8 +12,11 @@ from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
+from uuid import UUID
 
 import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
 from flows.bank_payments import import_bank_payments
 from tasks.common.approval import approved_from_cli
@@ -137,6 +140,15 @@ def _recorded_now(biller: BankBiller, before: dict[str, Decimal]) -> dict[str, D
     return {n: v - before[n] for n, v in biller.paid().items() if v != before[n]}
 
 
+def _task_runs(flow_run_id: str) -> list[str]:
+    """The names of a flow run's task runs (without Prefect's ``-<n>`` suffix)."""
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[UUID(flow_run_id)]))
+        )
+    return [run.name.rsplit("-", 1)[0] for run in runs]
+
+
 def _report(path: Path) -> list[dict[str, str]]:
     report = path.with_name(f"{path.stem}.report.csv")
     with report.open(encoding="utf-8-sig", newline="") as handle:
@@ -163,6 +175,14 @@ def test_a_month_in_each_layout_records_exactly_what_the_statement_pays(
 
     assert result.outcome == "Completed", result.message
     assert _recorded_now(biller, before) == expected
+    # Batch-sized tasks: one to read and plan, one per chunk of 200 payments, one for the reports
+    # (never one per line or payment).
+    assert len(result.recorded) > 3
+    assert sorted(_task_runs(result.run_id)) == [
+        "bank-reports",
+        "read-and-plan-statement",
+        "record-bank-payments",
+    ]
     rows = _report(path)
     payouts = [r for r in rows if r["class"] == "provider_payout"]
     assert len(payouts) == truth.payouts()
