@@ -47,7 +47,8 @@ def _money(pennies: np.ndarray) -> np.ndarray:
 
 
 def _days(count: int) -> list[date]:
-    days, day = [], FIRST_DAY
+    days: list[date] = []
+    day = FIRST_DAY
     while len(days) < count:
         if is_working_day(day):
             days.append(day)
