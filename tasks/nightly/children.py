@@ -14,6 +14,9 @@ ended). The coordinator tells it apart and marks it ``Crashed``:
   online and the run has sent no heartbeat for three heartbeat periods
   (``PREFECT_FLOWS_HEARTBEAT_FREQUENCY``).
 
+The slots a crashed child held (``tasks/nightly/limits.py``) are released as it is marked, from
+the lease id it labelled its run with, so its retry does not wait out the lease.
+
 A failed or crashed child is tried again once, on another online worker when there is one: each
 worker also polls a work queue named after itself (the README's "Deployments"), and the retry
 is put in that queue.
@@ -29,6 +32,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from tasks.nightly.limits import LEASE_LABEL, release_lease
 from tasks.nightly.night import BillerResult, artifact_key_of, decode, failed_result
 
 PROCESS_LABEL = "billops.process"
@@ -198,6 +202,9 @@ class Children:
                 return False
             client.set_flow_run_state(child.run.id, Crashed(message=reason), force=True)
             child.run = client.read_flow_run(child.run.id)
+        lease = str(child.run.labels.get(LEASE_LABEL, "") or "")
+        if lease:  # the dead night's slots, free for its retry now rather than in a minute
+            release_lease(lease)
         _log.warning("%s: attempt %d crashed: %s", child.biller, child.attempt, reason)
         return True
 

@@ -10,7 +10,8 @@
 
 Slots are leases of :data:`LEASE_SECONDS` that the holder renews while it runs: the slot of a
 process that died frees itself when its lease runs out, as long as the Prefect server keeps
-running (the README's "Deployments" says what to do after a server restart). ``strict``: a
+running (the README's "Deployments" says what to do after a server restart); a coordinator that
+sees the holder's process gone releases it at once. ``strict``: a
 limit that is missing is an error, never a silent run without a limit.
 """
 
@@ -23,6 +24,7 @@ from contextlib import contextmanager
 DEFAULT_SERVICE_SLOTS = 8
 LEASE_SECONDS = 60  # Prefect's minimum: a dead holder's slot is free again within a minute
 WAIT_SECONDS = 2 * 3600  # a night that cannot get its slots in two hours fails (and says so)
+LEASE_LABEL = "billops.lease"  # the run's label holding its slots' lease id
 _NOT_NAME = re.compile(r"[^a-z0-9_.-]+")
 
 
@@ -67,20 +69,55 @@ def night_slots(
     block: str, client_id: str, *, wait_seconds: float = WAIT_SECONDS
 ) -> Iterator[list[str]]:
     """Hold a slot of the app's service limit and the biller's own limit while the night runs;
-    yields the limits' names. Both are taken in one request (never one without the other)."""
-    from prefect.concurrency.sync import concurrency
+    yields the limits' names. Both are taken in one request (never one without the other).
+
+    The lease is Prefect's own (``prefect.concurrency``'s acquire, renew and release, as its
+    ``concurrency()`` does them); it is held here by hand only to label the run with the lease's
+    id (:data:`LEASE_LABEL`), so a coordinator that finds the run's process gone hands the slots
+    back at once (:func:`release_lease`) instead of making the retry wait out the lease."""
+    from prefect.concurrency._leases import maintain_concurrency_lease
+    from prefect.concurrency._sync import (
+        acquire_concurrency_slots_with_lease,
+        release_concurrency_slots_with_lease,
+    )
 
     names = [service_limit(client_id), biller_limit(block)]
     ensure_limit(names[0], DEFAULT_SERVICE_SLOTS)
     ensure_limit(names[1], 1)
-    with concurrency(
-        names,
-        occupy=1,
-        timeout_seconds=wait_seconds,
-        lease_duration=LEASE_SECONDS,
-        strict=True,
+    taken = acquire_concurrency_slots_with_lease(
+        names, 1, timeout_seconds=wait_seconds, lease_duration=LEASE_SECONDS, strict=True
+    )
+    try:
+        _label_run({LEASE_LABEL: str(taken.lease_id)})
         # A renewal the server missed once must not kill a night half done: the ledger keeps
         # every write once whatever happens, and the next renewal usually gets through.
-        raise_on_lease_renewal_failure=False,
-    ):
-        yield names
+        with maintain_concurrency_lease(
+            taken.lease_id, LEASE_SECONDS, raise_on_lease_renewal_failure=False
+        ):
+            yield names
+    finally:
+        release_concurrency_slots_with_lease(taken.lease_id)
+
+
+def release_lease(lease_id: str) -> None:
+    """Hand back the slots of a lease whose holder is gone (the server ignores a lease it no
+    longer knows: released already, or expired)."""
+    from uuid import UUID
+
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        client.release_concurrency_slots_with_lease(UUID(lease_id))
+
+
+def _label_run(labels: dict[str, bool | int | float | str]) -> None:
+    from uuid import UUID
+
+    from prefect.client.orchestration import get_client
+    from prefect.runtime import flow_run
+
+    run_id = flow_run.get_id()
+    if not run_id:
+        return
+    with get_client(sync_client=True) as client:
+        client.update_flow_run_labels(UUID(str(run_id)), labels)

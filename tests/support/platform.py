@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,10 +66,8 @@ def kill_tree(pid: int, sig: int = signal.SIGKILL) -> list[int]:
     cleans up); returns the pids signalled."""
     victims = [pid, *descendants(pid)]
     for victim in victims:
-        try:
+        with suppress(ProcessLookupError):
             os.kill(victim, sig)
-        except ProcessLookupError:
-            pass
     return victims
 
 
@@ -115,10 +113,8 @@ class Platform:
         from flows.nightly_biller import nightly_biller
 
         with self.api(), get_client(sync_client=True) as client:
-            try:
+            with suppress(ObjectAlreadyExists):
                 client.create_work_pool(WorkPoolCreate(name=POOL, type="process"))
-            except ObjectAlreadyExists:
-                pass
             deployment = nightly_biller.to_deployment(
                 name="nightly-biller",
                 work_pool_name=POOL,
@@ -127,7 +123,9 @@ class Platform:
             deployment.apply()
 
     def start_worker(self, name: str, limit: int = 2) -> subprocess.Popen[bytes]:
-        """``prefect worker start`` polling the default queue and its own."""
+        """``prefect worker start`` polling the default queue and its own (created first: a
+        worker asked to poll a queue that does not exist polls nothing at all)."""
+        self.create_queue(name)
         command = [sys.executable, "-m", "prefect", "worker", "start", "--pool", POOL]
         command += ["--name", name, "--limit", str(limit)]
         command += ["--work-queue", "default", "--work-queue", name]
@@ -142,6 +140,14 @@ class Platform:
         )
         self.workers[name] = process
         return process
+
+    def create_queue(self, name: str) -> None:
+        """The work queue ``name`` in the pool (``prefect work-queue create NAME --pool``)."""
+        from prefect.client.orchestration import get_client
+        from prefect.exceptions import ObjectAlreadyExists
+
+        with self.api(), get_client(sync_client=True) as client, suppress(ObjectAlreadyExists):
+            client.create_work_queue(name=name, work_pool_name=POOL)
 
     def wait_for_workers(self, timeout: float = 120) -> None:
         """Until every started worker is online at the server."""
