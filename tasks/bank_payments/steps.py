@@ -88,6 +88,13 @@ def _owed(session: BillerSession, run_id: str, keep_snapshot: bool) -> list[Open
     return items
 
 
+def keep_open_items(session: BillerSession, run_id: str) -> list[OpenItem]:
+    """What is open for the biller, refreshed as a statement's plan would refresh it and kept as
+    the ledger's latest snapshot: a payment or invoice event at the service asks for this, so the
+    next statement plans against what is owed now."""
+    return _owed(session, run_id, keep_snapshot=True)
+
+
 def plan_file(
     session: BillerSession,
     path: Path,
@@ -307,6 +314,9 @@ def publish(
 plan_file_task = task(name="read-and-plan-statement", cache_policy=NO_CACHE)(plan_file)
 record_chunk_task = task(name="record-bank-payments", cache_policy=NO_CACHE)(record_chunk)
 publish_task = task(name="bank-reports", cache_policy=NO_CACHE)(publish)
+keep_open_items_task = task(name="refresh-open-items-snapshot", cache_policy=NO_CACHE)(
+    keep_open_items
+)
 
 
 def money_recorded(recorded: Sequence[Recorded]) -> Decimal:
