@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
+import pytest
+
 from ledger import Ledger
 from ledger.bank import BankLine, OpenItemSnapshot, PlannedPayment
 
@@ -108,3 +110,30 @@ def test_the_latest_open_items_of_a_biller_come_with_when_they_were_asked(ledger
     assert latest.run_id == "run-2" and latest.taken_at == asked.replace(hour=9)
     assert latest.items == [second, first] and latest.items[1].paid == Decimal("5.00")
     assert ledger.latest_open_items("another-biller") is None
+
+
+@pytest.mark.slow
+def test_a_platforms_hundred_thousand_open_items_are_kept_and_read_back(ledger: Ledger) -> None:
+    """Soak: a run's snapshot of 100,000 open items (a few seconds of CPU each way on SQLite)."""
+    items = [
+        OpenItemSnapshot(
+            "invoice" if n % 10 else "payment_request",
+            f"i{n}",
+            f"INV-{n}" if n % 10 else f"PR-{n}",
+            "" if n % 10 else f"JUNE-{n}",
+            f"Customer {n % 20_000} Ltd",
+            Decimal(n % 90_000 + 100) / 100,
+            date(2026, 12, 1 + n % 28),
+            "UNPAID" if n % 3 else "OVERDUE",
+            Decimal(n % 50) / 100,
+        )
+        for n in range(100_000)
+    ]
+    ledger.record_open_items(BILLER, "run-1", items)
+    ledger.record_open_items(BILLER, "run-2", items[::2])
+
+    latest = ledger.latest_open_items(BILLER)
+
+    assert latest is not None and latest.run_id == "run-2"
+    assert latest.items == items[::2]
+    assert ledger.open_items_of_run("run-1") == items
