@@ -27,8 +27,8 @@ demo: $(STAMP) ## the main job on embedded defaults: sandbox, OAuth login, impor
 test: $(STAMP) browser-deps contract-tools ## the whole suite but the slow tests (what CI runs)
 	$(PY) -m pytest
 
-soak: $(STAMP) ## the slow tests only
-	$(PY) -m pytest -m slow
+soak: $(STAMP) ## the slow tests only (the chaos soak prints its counts: -rP shows them)
+	$(PY) -m pytest -m slow -rP
 
 fuzz: $(STAMP) ## schemathesis against the sandbox: every phase, stateful links included (0 failures)
 	$(PY) scripts/fuzz.py --examples $${BILLOPS_FUZZ_EXAMPLES:-100}

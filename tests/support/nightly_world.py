@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,67 @@ def night_platform(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+# --- a whole biller for the soak and the benchmark ------------------------------------------
+STATEMENT_HEADER = (
+    "Date,Counter Party,Reference,Type,Amount (GBP),Balance (GBP),Spending Category,Notes\n"
+)
+POLICY = """\
+name: owes
+apply: {automatic: true, max_customers: 10, max_amount: "100000"}
+states:
+  - name: paused
+    enter: [{unpaid_amount_at_least: "1.00"}]
+    leave: [{unpaid_amount_below: "1.00"}]
+    on_enter: [pause_auto_collect]
+    on_leave: [resume_collection]
+"""
+
+
+@dataclass
+class WholeBiller:
+    """A biller with every job's input waiting: a payment-request file of ``rows`` rows, a bank
+    statement paying its invoice ``INV-1`` in full (recorded unattended: its bank settings allow
+    exact matches), and a delinquency policy applied unattended to a direct-debit customer who
+    owes; ``paid_invoice`` and ``dd_invoice`` are the documents the night should pay and pause."""
+
+    block: str
+    biller_id: str
+    api: httpx.Client
+    rows: int
+    paid_invoice: dict[str, Any]
+    dd_invoice: dict[str, Any]
+
+
+def whole_biller(admin: SandboxAdmin, home: Path, seed: int, rows: int) -> WholeBiller:
+    """A :class:`WholeBiller` on ``admin``'s sandbox (its block saved on the current Prefect
+    API), its files and settings under ``home``."""
+    from datetime import date, timedelta
+
+    from tests.delinquency.scenario import Scenario
+    from tests.support.bank_statements import make_bank_biller
+
+    bank = make_bank_biller(admin, seed=seed, invoices=2, requests=0, customers=2)
+    first = bank.documents["INV-1"]
+    payer = str(first["customer"]["name"]).upper()[:18]
+    day = (date.today() - timedelta(days=1)).strftime("%d/%m/%Y")
+    line = f"{day},{payer},{first['invoiceNo']},FASTER PAYMENT,{first['dueAmount']},100.00,INCOME,"
+    drop(home, bank.block, "statement.csv", STATEMENT_HEADER + line + "\n", kind="bank")
+    settings = home / "bank-settings" / f"{bank.block}.yaml"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text("auto_apply_exact: true\n", encoding="utf-8")
+    names = sorted({str(doc["customer"]["name"]) for doc in bank.documents.values()})
+    pay_by = (date.today() + timedelta(days=30)).strftime("%d/%m/%Y")
+    lines = ["Customer,Amount,Description,Reference,Pay by"]
+    for n in range(rows):
+        name = names[n % len(names)]
+        lines.append(f"{name},{10 + n}.50,Row {n},S{seed}-{n:05d},{pay_by}")
+    drop(home, bank.block, "requests.csv", "\n".join(lines) + "\n")
+    scenario = Scenario(admin, bank.block, bank.biller_id, bank.api)
+    scenario.customer("Ann", "pays")
+    dd_invoice = scenario.invoice("Ann", "100.00", 20)
+    policies = home / "policies"
+    policies.mkdir(parents=True, exist_ok=True)
+    (policies / f"{bank.block}.yaml").write_text(POLICY, encoding="utf-8")
+    return WholeBiller(bank.block, bank.biller_id, bank.api, rows, first, dd_invoice)
