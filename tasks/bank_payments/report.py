@@ -56,6 +56,7 @@ REVIEW_HEADER = (
     "reason",
 )
 ZERO = Decimal("0.00")
+SKIPPED = "skipped"  # the report's outcome of a line skipped as unusable
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,9 @@ def _report_rows(plan: Plan, outcomes: Outcomes, dry_run: bool) -> Iterator[list
                 _suggestions(ln),
                 _reason(ln, outcomes, dry_run),
             ]
+    # Lines skipped as unusable (on_bad_lines=skip): every one, with its text and reason.
+    for bad in plan.statement.bad_lines:
+        yield [bad.line, "", "", "", "", "", bad.text, "", "", SKIPPED, "0.00", "", "", bad.reason]
 
 
 def review_lines(plan: Plan, recorded: Sequence[Recorded]) -> list[PlannedLine]:
@@ -249,9 +253,12 @@ def summary_markdown(
         "Outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(plan.outcome_counts().items())),
     ]
     if statement.bad_lines:
+        more = len(statement.bad_lines) - 20
         lines.append(
             "Skipped lines: "
             + ", ".join(f"{b.line} ({b.reason})" for b in statement.bad_lines[:20])
+            + (f", and {more} more" if more > 0 else "")
+            + " (every one is in the report, outcome skipped)"
         )
     if statement.balance_issues:
         lines.append(

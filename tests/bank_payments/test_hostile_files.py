@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import codecs
+import csv
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -165,3 +166,26 @@ def test_running_balance_that_does_not_add_up_is_reported(tmp_path: Path) -> Non
     statement = read_statement(path, today=TODAY)
     assert [b.line for b in statement.balance_issues] == [3]
     assert "6250.00 + -10.00 is not 6200.00" in statement.balance_issues[0].reason
+
+
+def test_skipped_lines_are_each_in_the_report_with_their_reason(tmp_path: Path) -> None:
+    from tasks.bank_payments._owed import items_frame
+    from tasks.bank_payments._plan import plan_statement
+    from tasks.bank_payments.report import summary_markdown, write_reports
+
+    bad = [f"3{n % 10}/02/2026,X{n},R,T,1.00,1.00,,\n" for n in range(25)]  # no 30th-39th Feb
+    path = _write(tmp_path, "s.csv", STARLING + GOOD + "".join(bad[:2]) + GOOD + "".join(bad[2:]))
+    statement = read_statement(path, today=TODAY, on_bad_lines="skip")
+    plan = plan_statement(statement, items_frame([]))
+
+    report, _review = write_reports(plan, [], path, dry_run=True)
+
+    with report.open(encoding="utf-8-sig", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    skipped = [r for r in rows if r["outcome"] == "skipped"]
+    assert [int(r["line"]) for r in skipped] == [3, 4, *range(6, 29)]
+    assert [r["text"] for r in skipped] == [" ".join(b.split(",")[:6]) for b in bad]  # its cells
+    assert all("/02/2026" in r["reason"] and r["recorded"] == "0.00" for r in skipped)
+    assert [r["line"] for r in rows if r["outcome"] != "skipped"] == ["2", "5"]
+    summary = "\n".join(summary_markdown(plan, [], biller="acme", dry_run=True))
+    assert "and 5 more (every one is in the report, outcome skipped)" in summary
