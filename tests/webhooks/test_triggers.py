@@ -2,7 +2,8 @@
 ``deployments/prefect.yaml``, on the Prefect test harness's real server (its trigger and action
 services run there): the sandbox delivers, the receiver emits, the automation starts one run of
 the deployment for that biller however many events arrive in the window: payment-request events
-start ``poll-import-jobs``, mandate events ``pause-delinquent-customers`` as a dry run.
+start ``poll-import-jobs``, mandate events ``pause-delinquent-customers`` as a dry run, invoice
+events ``refresh-open-items``.
 
 The deployment's triggers are read from the file and attached to a stand-in flow with the same
 parameter, so the test is about the trigger and does not depend on the job's own run.
@@ -27,7 +28,7 @@ from prefect.events import DeploymentEventTrigger
 from blocks import PlatformCredentials
 from ledger import Ledger
 from tasks.webhooks.subscription import set_up_webhooks
-from tests.support.billing import new_customer, new_payment_request, sent_invoice
+from tests.support.billing import new_customer, new_invoice, new_payment_request, sent_invoice
 from tests.support.credentials import save_connected_block, unique_name
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin, running_sandbox
 from tests.webhooks.conftest import Platform
@@ -58,6 +59,14 @@ def mandates(admin: SandboxAdmin, tokens: BillerTokens) -> None:
         assert admin.api.put(path, headers=tokens.headers).status_code == 200
 
 
+def invoices(admin: SandboxAdmin, tokens: BillerTokens) -> None:
+    """Three invoices drafted and one of them sent: four invoice events for one biller."""
+    customer = new_customer(admin, tokens)
+    for _ in range(2):
+        new_invoice(admin, tokens, customer["id"])
+    sent_invoice(admin, tokens, customer["id"])
+
+
 def triggers_of(deployment: str) -> list[DeploymentEventTrigger]:
     spec = yaml.safe_load((ROOT / "deployments" / "prefect.yaml").read_text())
     [found] = [d for d in spec["deployments"] if d["name"] == deployment]
@@ -75,6 +84,7 @@ CASES = {
     # deployment: (event kinds subscribed, what makes the service emit, parameters expected)
     "poll-import-jobs": (["payment-request"], payment_requests, {}),
     "pause-delinquent-customers": (["dd-mandate"], mandates, {"dry_run": True}),
+    "refresh-open-items": (["invoice", "payment"], invoices, {}),
 }
 
 
