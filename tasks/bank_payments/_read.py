@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Literal
-from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow.compute as pc
@@ -26,14 +25,9 @@ from tasks.bank_payments._profiles import Profile, available_profiles
 from tasks.bank_payments._raw import read_rows
 from tasks.bank_payments._statement import Statement, pounds
 from tasks.bank_payments._text import StatementText, statement_text
+from tasks.common.working_days import london_today
 
 OnBadLines = Literal["reject_file", "skip"]
-LONDON = ZoneInfo("Europe/London")
-
-
-def london_today() -> date:
-    """Today in Europe/London (where the banks' booking dates are)."""
-    return datetime.now(LONDON).date()
 
 
 def read_statement(

@@ -1,16 +1,24 @@
 """Working days in England and Wales, for every job that counts them (``docs/conventions.md``
 §3 Time): weekdays that are not bank holidays, from the ``holidays`` package's UK calendar,
 subdivision ENG. Bacs moves money on these days only, so payouts arrive on them
-(``docs/service.md`` §6 Payouts).
+(``docs/service.md`` §6 Payouts). And today there (:func:`london_today`), the day jobs date by.
 """
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from functools import lru_cache
+from zoneinfo import ZoneInfo
 
 import holidays
 import numpy as np
+
+LONDON = ZoneInfo("Europe/London")
+
+
+def london_today() -> date:
+    """Today in Europe/London, the service's business day (``docs/conventions.md`` §3 Time)."""
+    return datetime.now(LONDON).date()
 
 
 @lru_cache(maxsize=64)
