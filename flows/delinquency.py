@@ -13,13 +13,13 @@ from tasks.common.crash_points import crash_point
 from tasks.common.outcome import DRY_RUN
 from tasks.common.session import biller_session, open_ledger
 from tasks.common.workers import current_run_id, worker_name
+from tasks.common.working_days import london_today
 from tasks.delinquency.policy import PolicyError
 from tasks.delinquency.report import report_folder
 from tasks.delinquency.steps import (
     batches,
     calls_task,
     choose_policy,
-    london_today,
     new_applier,
     plan_task,
     record_moves,

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -30,14 +29,8 @@ from tasks.delinquency.policy import Policy, load_policy
 from tasks.delinquency.snapshot import Snapshot
 from tasks.delinquency.take import take_snapshot
 
-LONDON = ZoneInfo("Europe/London")
 BATCH = 50  # calls per task run: a task costs milliseconds, a call tens
 SETTLED_OUTCOMES = (Outcome.DONE, Outcome.FOUND, Outcome.ALREADY_DONE)
-
-
-def london_today() -> date:
-    """Today in Europe/London, the service's business day (``docs/conventions.md`` §3)."""
-    return datetime.now(LONDON).date()
 
 
 def choose_policy(biller: str, path: Path | None) -> Policy:
