@@ -20,15 +20,14 @@ from prefect.client.schemas.objects import State
 
 from flows.bank_payments import import_bank_payments
 from flows.inbox import DETECTORS
-from tasks.bank_payments import StatementRefused, detect_layout
 from tasks.bank_payments.settings import load_settings
 from tasks.common.outcome import COMPLETED, Outcome, end_run
 from tasks.common.session import open_ledger
 from tasks.common.workers import current_run_id
-from tasks.inbox.claim import claim
-from tasks.inbox.layout import FileKind, Waiting, billers, complete, default_root, waiting_files
-from tasks.inbox.process import JobResult, process_claimed
-from tasks.inbox.settings import InboxSettings, block_of
+from tasks.inbox.layout import FileKind, default_root
+from tasks.inbox.process import JobResult
+from tasks.inbox.settings import InboxSettings
+from tasks.inbox.sweep import process_waiting
 
 FAILED = {"rejected", "approval refused", "approval expired"}
 
@@ -45,28 +44,6 @@ def _bank(path: Path, block: str, settings: InboxSettings) -> JobResult:
     return JobResult(name.lower(), failed, state.message or name, next_step=step)
 
 
-def _is_statement(waiting: Waiting) -> bool:
-    if waiting.kind is not None:
-        return waiting.kind is FileKind.BANK
-    try:
-        detect_layout(waiting.path.read_bytes(), where=waiting.path.name)
-    except (OSError, StatementRefused):
-        return False
-    return True
-
-
-def waiting_statements(root: Path, block: str) -> list[Waiting]:
-    """Complete bank statements waiting in the inbox folders of the biller of ``block``."""
-    found: list[Waiting] = []
-    for folder in billers(root):
-        if block_of(root / folder) != block:
-            continue
-        found.extend(
-            w for w in waiting_files(root, folder) if complete(w.path) and _is_statement(w)
-        )
-    return found
-
-
 @flow(name="import-waiting-bank-statements", log_prints=False)
 def import_waiting_bank_statements(biller: str, root: Path | None = None) -> State[Any]:
     """The bank statements waiting in one biller's inbox folder, each processed as the inbox
@@ -77,24 +54,16 @@ def import_waiting_bank_statements(biller: str, root: Path | None = None) -> Sta
         root: The inbox root on the worker's disk; empty for `$BILLOPS_HOME/inbox`.
     """
     folder = root or default_root()
-    done: list[tuple[str, str]] = []
     with open_ledger() as ledger:
-        for waiting in waiting_statements(folder, biller):
-            claimed = claim(waiting, folder)
-            if claimed is None:
-                continue  # another process took it
-            try:
-                outcome = process_claimed(
-                    claimed,
-                    ledger,
-                    detectors=DETECTORS,
-                    runners={FileKind.BANK: _bank},
-                    run_id=current_run_id(),
-                )
-            finally:
-                claimed.release()
-            if outcome is not None:
-                done.append((outcome.file, outcome.status))
+        done = process_waiting(
+            folder,
+            biller,
+            ledger,
+            kind=FileKind.BANK,
+            detectors=DETECTORS,
+            runner=_bank,
+            run_id=current_run_id(),
+        )
     message = f"{len(done)} bank statement(s) from the inbox" + (
         ": " + ", ".join(f"{name} {status}" for name, status in done) if done else ""
     )

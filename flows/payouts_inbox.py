@@ -22,11 +22,10 @@ from flows.payouts import reconcile_payouts
 from tasks.common.outcome import COMPLETED, Outcome, end_run
 from tasks.common.session import open_ledger
 from tasks.common.workers import current_run_id
-from tasks.inbox.claim import claim
-from tasks.inbox.layout import FileKind, Waiting, billers, complete, default_root, waiting_files
-from tasks.inbox.process import JobResult, process_claimed
-from tasks.inbox.settings import InboxSettings, block_of
-from tasks.payouts import is_payout_report
+from tasks.inbox.layout import FileKind, default_root
+from tasks.inbox.process import JobResult
+from tasks.inbox.settings import InboxSettings
+from tasks.inbox.sweep import process_waiting
 
 FAILED = {"rejected"}
 
@@ -41,24 +40,6 @@ def run_on_report(path: Path, block: str, settings: InboxSettings) -> JobResult:
     return JobResult(name.lower(), failed, state.message or name, next_step=step)
 
 
-def _is_payout_report(waiting: Waiting) -> bool:
-    if waiting.kind is not None:
-        return waiting.kind is FileKind.PAYOUTS
-    return is_payout_report(waiting.path) is None
-
-
-def waiting_reports(root: Path, block: str) -> list[Waiting]:
-    """Complete payout reports waiting in the inbox folders of the biller of ``block``."""
-    found: list[Waiting] = []
-    for folder in billers(root):
-        if block_of(root / folder) != block:
-            continue
-        found += [
-            w for w in waiting_files(root, folder) if complete(w.path) and _is_payout_report(w)
-        ]
-    return found
-
-
 @flow(name="reconcile-waiting-payout-reports", log_prints=False)
 def reconcile_waiting_payout_reports(biller: str, root: Path | None = None) -> State[Any]:
     """The payout reports waiting in one biller's inbox folder, each reconciled as the inbox
@@ -69,25 +50,16 @@ def reconcile_waiting_payout_reports(biller: str, root: Path | None = None) -> S
         root: The inbox root on the worker's disk; empty for `$BILLOPS_HOME/inbox`.
     """
     folder = root or default_root()
-    done: list[tuple[str, str]] = []
-    detectors = {**DETECTORS, FileKind.PAYOUTS: is_payout_report}
     with open_ledger() as ledger:
-        for waiting in waiting_reports(folder, biller):
-            claimed = claim(waiting, folder)
-            if claimed is None:
-                continue  # another process took it
-            try:
-                outcome = process_claimed(
-                    claimed,
-                    ledger,
-                    detectors=detectors,
-                    runners={FileKind.PAYOUTS: run_on_report},
-                    run_id=current_run_id(),
-                )
-            finally:
-                claimed.release()
-            if outcome is not None:
-                done.append((outcome.file, outcome.status))
+        done = process_waiting(
+            folder,
+            biller,
+            ledger,
+            kind=FileKind.PAYOUTS,
+            detectors=DETECTORS,
+            runner=run_on_report,
+            run_id=current_run_id(),
+        )
     if not done:
         state = reconcile_payouts(biller=biller, return_state=True)
         done.append(("(the ledger)", str(state.name).lower()))

@@ -19,6 +19,8 @@ again is recognised by its content (the ledger's files table) and reported, not 
 - ``outcome.py``: the inbox report written beside the file;
 - ``status.py``: what is waiting, processing, done and failed, per biller;
 - ``watch.py``: the long-running watcher (watchfiles, bounded concurrency, clean SIGTERM).
+- ``sweep.py``: one biller's waiting files of one kind, each claimed, processed and released in
+  turn (the nightly's bank and payout steps).
 
 The per-file flow and the scan flow are in ``flows/inbox.py``.
 """

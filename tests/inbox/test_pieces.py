@@ -16,6 +16,7 @@ from tasks.inbox.classify import Unclassifiable, classify
 from tasks.inbox.layout import FileKind, Waiting, complete, ignored, processing_files, waiting_files
 from tasks.inbox.settings import InboxSettingsError, read_settings
 from tasks.inbox.status import inbox_status
+from tasks.inbox.sweep import waiting_of_kind
 
 
 @pytest.mark.parametrize(
@@ -64,6 +65,29 @@ def test_waiting_files_are_found_by_folder_and_kind(tmp_path: Path) -> None:
     _drop(tmp_path, "acme/~$lock.xlsx")
     found = [(w.path.name, w.kind) for w in waiting_files(tmp_path, "acme")]
     assert found == [("top.csv", None), ("statement.csv", FileKind.BANK)]
+
+
+def test_a_billers_waiting_files_of_one_kind_by_folder_or_by_detection(tmp_path: Path) -> None:
+    """What a nightly step takes: the kind's sub-folder, top-level files its detector
+    recognises, only complete files, only the folders of the block (by name or inbox.yaml)."""
+    settled = time.time() - 3600
+    for relative, content in [
+        ("acme/bank/june.csv", b"statement"),
+        ("acme/top-statement.csv", b"BANK\n"),
+        ("acme/top-other.csv", b"other\n"),
+        ("acme/payouts/payout.csv", b"payout"),
+        ("renamed/bank/july.csv", b"statement"),
+        ("someone-else/bank/aug.csv", b"statement"),
+    ]:
+        os.utime(_drop(tmp_path, relative, content), (settled, settled))
+    _drop(tmp_path, "acme/bank/still-coming.csv")  # just written: not complete yet
+    (tmp_path / "renamed" / "inbox.yaml").write_text("block: acme\n")
+
+    def detect(path: Path) -> str | None:
+        return None if path.read_bytes().startswith(b"BANK") else "not a statement"
+
+    found = waiting_of_kind(tmp_path, "acme", FileKind.BANK, detect)
+    assert sorted(w.path.name for w in found) == ["july.csv", "june.csv", "top-statement.csv"]
 
 
 def test_one_file_is_claimed_once_and_a_held_file_is_not_resumed(tmp_path: Path) -> None:
