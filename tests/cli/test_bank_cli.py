@@ -267,3 +267,37 @@ def test_the_csv_preview_neutralises_formulas(ledger_home: Path, tmp_path: Path)
     (row,) = list(csv.DictReader(io.StringIO(out)))
     assert row["payer"].startswith("'=HYPERLINK") and row["reference"] == "'@SUM(A1)"
     assert row["amount"] == "-12.00"  # a plain negative number is kept
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (("bank", "preview", "{file}", "--format", "xml"), 2, "--format is table, jsonl or csv"),
+        (("bank", "preview", "{file}", "--on-bad-lines", "maybe"), 2, "reject_file or skip"),
+        (("bank", "preview", "{file}", "--profile", "coop"), 2, "no bank profile named 'coop'"),
+        (("bank", "preview", "{missing}"), 1, "nowhere.csv: cannot be read"),
+        (("bank", "detect", "{missing}"), 1, "nowhere.csv: cannot be read"),
+        (
+            ("run", "import-bank-payments", "{file}", "--biller", "b", "--on-bad-lines", "maybe"),
+            2,
+            "must be reject_file or skip",
+        ),
+        (
+            ("run", "import-bank-payments", "{file}", "--biller", "b", "--approve-as", "Dana"),
+            2,
+            "--reason",
+        ),
+    ],
+    ids=["format", "on-bad-lines", "profile", "missing", "detect-missing", "run-mode", "reason"],
+)
+def test_bad_command_line_input_is_named(
+    ledger_home: Path, tmp_path: Path, args: tuple[str, ...], code: int, words: str
+) -> None:
+    file = tmp_path / "june.csv"
+    file.write_text(HEADER + "02/11/2026,A,R,T,1.00,1.00,,\n", encoding="utf-8")
+    filled = [a.format(file=file, missing=tmp_path / "nowhere.csv") for a in args]
+
+    exit_code, out = _invoke(*filled)
+
+    assert exit_code == code, out
+    assert words in " ".join(out.split()), out
