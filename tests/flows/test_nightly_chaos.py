@@ -1,0 +1,264 @@
+"""Soak (``make soak``): a platform's whole night under faults and kills, checked against the
+sandbox's own truth.
+
+Ten billers (``BILLOPS_SOAK_BILLERS``), each with a payment-request file, a bank statement paying
+one invoice in full (recorded unattended) and a delinquency policy that pauses a direct-debit
+customer who owes, on a sandbox of its own answering 10% of API calls with a 500 and dropping 5%
+after they commit, with 429 storms (``Retry-After: 1``) a few seconds long every half minute.
+Two process workers run the billers' nights; fifty times (``BILLOPS_SOAK_KILLS``) at a random
+moment a worker running a night is SIGKILLed with that night's process, and started again. The
+coordinator is run again (on the next night, for the billers not yet done) until every biller's
+night has completed; then:
+
+- the service holds each payment request once (by reference), each invoice's payment once, and
+  the direct-debit invoice paused by one change (its ``COLLECTION_PAUSED`` events);
+- every ledger operation is settled (confirmed or failed, none intended, sent or unknown);
+- every file is in ``processed/`` or ``failed/`` with its report, nothing in ``processing/``;
+- every biller's refresh token is the live one at the service (neither used nor revoked);
+- no secret issued in the run is in the workers' and server's logs, the Prefect server's stored
+  logs and artifacts, or any file under ``BILLOPS_HOME`` (the ledger database included) but the
+  token recovery journal (the session's secret scan, ``tests/support/secret_scan.py``).
+
+The counts are printed. The short version in the default suite (one worker killed mid-night) is
+``tests/flows/test_nightly_workers.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flows.nightly import nightly
+from ledger import OperationState
+from tasks.common.session import open_ledger
+from tasks.nightly.limits import LEASE_LABEL
+from tasks.nightly.night import night_of
+from tests.support.faults import clear_faults, fault_counts, plan_faults
+from tests.support.nightly_world import WholeBiller, night_platform, night_runs, whole_biller
+from tests.support.platform import Platform
+from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
+from tests.support.secret_scan import register_log, register_secret, register_tree
+
+BILLERS = int(os.environ.get("BILLOPS_SOAK_BILLERS", "10"))
+KILLS = int(os.environ.get("BILLOPS_SOAK_KILLS", "50"))
+ROWS = 30
+MAX_ROUNDS = 12
+BASE = {"errorRate": 0.10, "dropAfterCommit": 0.05}
+STORM = {**BASE, "rateLimit": 0.6, "retryAfter": 1}
+SETTLED = {OperationState.CONFIRMED, OperationState.FAILED}
+
+
+class Chaos:
+    """The 429 storms and the kills, each on a thread of its own until :meth:`stop`."""
+
+    def __init__(self, running: Platform, admin: SandboxAdmin, kills: int, seed: int) -> None:
+        self.running, self.admin, self.wanted = running, admin, kills
+        self.rng = random.Random(seed)
+        self.kills: list[str] = []  # "worker: biller" of each kill
+        self.storms = 0
+        self.done = threading.Event()
+        self.threads = [
+            threading.Thread(target=self._kill, daemon=True),
+            threading.Thread(target=self._storm, daemon=True),
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def _kill(self) -> None:
+        while not self.done.is_set() and len(self.kills) < self.wanted:
+            self.done.wait(self.rng.uniform(1.0, 12.0))
+            running = [
+                run
+                for run in night_runs(self.running.url)
+                if run["state_type"] == "RUNNING" and LEASE_LABEL in run["labels"]
+            ]
+            if not running or self.done.is_set():
+                continue
+            run = self.rng.choice(running)
+            worker = run["labels"].get("prefect.worker.name")
+            if worker in self.running.workers:
+                self.running.kill_worker(worker)
+                self.kills.append(f"{worker}: {run['parameters']['biller']}")
+                self.running.start_worker(worker)
+
+    def _storm(self) -> None:
+        while not self.done.wait(self.rng.uniform(20.0, 40.0)):
+            plan_faults(self.admin, STORM, seed=self.rng.randrange(10**6))
+            self.storms += 1
+            self.done.wait(self.rng.uniform(3.0, 8.0))
+            plan_faults(self.admin, BASE, seed=self.rng.randrange(10**6))
+
+    @property
+    def finished(self) -> bool:
+        """Every kill is in (the storms go on until :meth:`stop`)."""
+        return len(self.kills) >= self.wanted
+
+    def stop(self) -> None:
+        self.done.set()
+        for thread in self.threads:
+            thread.join(timeout=120)
+
+
+def _summary(running: Platform) -> dict[str, dict[str, Any]]:
+    from prefect.artifacts import Artifact
+
+    with running.api():
+        table = Artifact.get("nightly-summary")
+    assert table is not None
+    return {row["biller"]: row for row in json.loads(str(table.data))}
+
+
+def _sandbox_truth(database: Path, biller: WholeBiller) -> dict[str, Any]:
+    """What the sandbox's own database holds for the biller."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(f"sqlite:///{database}")
+    with engine.connect() as db:
+        payments = db.execute(
+            text("SELECT count(*) FROM payments WHERE invoice_id = :i"),
+            {"i": biller.paid_invoice["id"]},
+        ).scalar_one()
+        events = Counter(
+            row[0]
+            for row in db.execute(
+                text("SELECT type FROM webhook_events WHERE biller_id = :b"),
+                {"b": biller.biller_id},
+            )
+            if "COLLECTION_PAUSED" in row[0] or "COLLECTION_RESUMED" in row[0]
+        )
+    engine.dispose()
+    return {"payments": payments, "events": events}
+
+
+def _live_refresh_token(database: Path, block: str) -> bool:
+    from sqlalchemy import create_engine, text
+
+    from blocks import BillerCredentials
+    from sandbox.oauth.tokens import digest
+
+    stored = BillerCredentials.load(block).token_set()
+    register_secret(stored.refresh_token)
+    register_secret(stored.access_token)
+    engine = create_engine(f"sqlite:///{database}")
+    with engine.connect() as db:
+        row = db.execute(
+            text("SELECT used_at, revoked_at FROM refresh_tokens WHERE digest = :d"),
+            {"d": digest(stored.refresh_token)},
+        ).one_or_none()
+    engine.dispose()
+    return row is not None and row[0] is None and row[1] is None
+
+
+def _server_texts(running: Platform) -> None:
+    """The Prefect server's stored logs and every artifact, for the secret scan."""
+    from prefect.client.orchestration import get_client
+
+    with running.api(), get_client(sync_client=True) as client:
+        offset, lines = 0, []
+        while batch := client.read_logs(limit=200, offset=offset):
+            lines += [f"{log.name} {log.message}" for log in batch]
+            offset += len(batch)
+        artifacts = client.read_artifacts(limit=10_000)
+    register_log("\n".join(lines), label="soak: Prefect server logs")
+    register_log("\n".join(str(a.data) for a in artifacts), label="soak: artifacts")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(6 * 3600)
+def test_every_job_under_faults_and_kills_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    database = tmp_path / "sandbox.db"
+    with (
+        running_sandbox(f"sqlite:///{database}") as admin,
+        night_platform(tmp_path / "night") as running,
+    ):
+        home = Path(running.env["BILLOPS_HOME"])
+        with running.api():
+            billers = [whole_biller(admin, home, 900 + n, ROWS) for n in range(BILLERS)]
+        plan_faults(admin, BASE, seed=19)
+        chaos = Chaos(running, admin, KILLS, seed=20261124)
+        everyone = [b.block for b in billers]
+        pending, rounds, started = list(everyone), 0, time.monotonic()
+        try:
+            while (pending or not chaos.finished) and rounds < MAX_ROUNDS:
+                # While kills remain, every biller's night runs again (a night with nothing
+                # waiting still runs every job); then only the billers not done yet.
+                asked = everyone if not chaos.finished else pending
+                night = night_of() + timedelta(days=rounds)
+                with running.api():
+                    nightly(billers=asked, night=night, run_billers="workers", return_state=True)
+                rows = _summary(running)
+                done = {b for b in asked if rows[b]["status"] == "ok"}
+                pending = [b for b in pending if b not in done]
+                rounds += 1
+        finally:
+            chaos.stop()
+            injected = fault_counts(admin)
+            clear_faults(admin)
+        duration = time.monotonic() - started
+
+        truth = {b.block: _sandbox_truth(database, b) for b in billers}
+        requests = {
+            b.block: b.api.get("/payment_requests", params={"size": 100}).json() for b in billers
+        }
+        with open_ledger() as ledger:
+            ops = {b.block: ledger.operations(biller=b.biller_id) for b in billers}
+        with running.api():
+            alive = {b.block: _live_refresh_token(database, b.block) for b in billers}
+        leftover = [str(p) for p in (home / "inbox").rglob("processing/**/*") if p.is_file()]
+        put_away = {
+            b.block: sorted(
+                p.name
+                for p in (home / "inbox" / b.block).rglob("*")
+                if p.is_file() and {"processed", "failed"} & set(p.parts)
+            )
+            for b in billers
+        }
+        _server_texts(running)
+        for log in sorted((tmp_path / "night" / "platform").glob("*.log")):
+            register_log(log, label=f"soak: {log.name}")
+        register_tree(home, allowed=[home / "recovery"], label="soak: BILLOPS_HOME")
+
+    references = {
+        block: Counter(r.get("externalId") for r in body["paymentRequests"] if r.get("externalId"))
+        for block, body in requests.items()
+    }
+    duplicates = {
+        "payment requests": sum(c - 1 for refs in references.values() for c in refs.values()),
+        "payments": sum(max(t["payments"] - 1, 0) for t in truth.values()),
+        "pauses or resumes": sum(
+            max(count - 1, 0) for t in truth.values() for count in t["events"].values()
+        ),
+    }
+    unsettled = [op for found in ops.values() for op in found if op.state not in SETTLED]
+    print(
+        f"\nsoak: {BILLERS} billers, {rounds} coordinator run(s), {len(chaos.kills)} kills, "
+        f"{chaos.storms} 429 storms, faults injected {injected}, {duration:.0f} s "
+        "(on a loaded 2-core machine)"
+    )
+    print(f"soak: duplicates {duplicates}; unsettled ledger operations {len(unsettled)}")
+    print(
+        f"soak: files left in processing/ {len(leftover)}; "
+        f"credentials alive {sum(alive.values())}/{BILLERS}"
+    )
+    assert pending == [], f"billers not done after {rounds} runs: {pending}"
+    assert len(chaos.kills) == KILLS, chaos.kills
+    assert duplicates == {"payment requests": 0, "payments": 0, "pauses or resumes": 0}
+    for block, refs in references.items():
+        assert len(refs) == ROWS, block
+    assert all(t["payments"] == 1 for t in truth.values()), truth
+    assert all(t["events"] for t in truth.values()), "a direct-debit invoice was never paused"
+    assert unsettled == []
+    assert leftover == []
+    for block, names in put_away.items():
+        assert {"requests.csv", "statement.csv"} <= set(names), (block, names)
+        assert any(".report." in n or n.endswith((".review.csv", ".inbox.txt")) for n in names)
+    assert all(alive.values()), alive
