@@ -42,6 +42,7 @@ from ledger.payouts import (
 )
 
 BATCH = 500
+SQLITE_INSERT_CACHE_KIB = 64 * 1024  # a bulk insert of items: see _insert_items
 PAID_OUT = ("matched", "matched_with_difference")
 
 
@@ -466,6 +467,16 @@ def _insert_items(connection: Connection, biller: str, items: Iterable[Sequence[
     rows = [(biller, *item) for item in items]
     if connection.dialect.paramstyle == "named":
         connection.exec_driver_sql(sql, [dict(zip(names, row, strict=True)) for row in rows])
+    elif rows and connection.dialect.name == "sqlite":
+        # SQLite's default page cache (2 MiB) is smaller than a year of items and their two
+        # indexes: pages spill to the WAL mid-transaction and are read back. A larger cache for
+        # this insert only saves about a tenth of its time; the connection's own is restored.
+        before = connection.exec_driver_sql("PRAGMA cache_size").scalar()
+        connection.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_INSERT_CACHE_KIB}")
+        try:
+            connection.exec_driver_sql(sql, rows)
+        finally:
+            connection.exec_driver_sql(f"PRAGMA cache_size={int(before or -2000)}")
     elif rows:
         connection.exec_driver_sql(sql, rows)
 

@@ -44,12 +44,23 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
     deduction, then ``paid_payout``, ``paid_reference``, ``paid_date``, ``paid_position``,
     ``paid_payment`` and ``paid_amount`` of the payment line (empty where none is found)."""
     kinds, numbers = document_keys(history)
-    work = history.assign(doc=numbers)
-    deductions = work[work["kind"] == DEDUCTION]
-    payments = work[work["kind"] == PAYMENT].sort_values(["arrival_date", "payout_id", "position"])
+    kind = history["kind"].to_numpy(dtype=object)
+    is_deduction = kind == DEDUCTION
+    deductions = history[is_deduction].assign(doc=numbers[is_deduction])
+    named = set(deductions["payment_id"]) - {""}
+    # Only the payments a deduction can name (its payment id, or its document): sorting and
+    # copying a year of payments to pair a few hundred deductions is most of the work.
+    wanted = (kind == PAYMENT) & (
+        history["payment_id"].isin(list(named)).to_numpy(dtype=bool)
+        | pd.Series(numbers).isin(list(set(deductions["doc"]) - {""})).to_numpy(dtype=bool)
+    )
+    payments = (
+        history[wanted]
+        .assign(doc=numbers[wanted])
+        .sort_values(["arrival_date", "payout_id", "position"])
+    )
     paired: list[dict[str, object]] = []
     used: set[tuple[str, int]] = set()
-    named = set(deductions["payment_id"]) - {""}
     by_payment = {
         str(r["payment_id"]): r
         for r in payments[payments["payment_id"].isin(list(named))]

@@ -243,10 +243,10 @@ def _inconsistent(frame: pd.DataFrame, names: dict[str, str]) -> list[Problem]:
     """Lines that contradict the first line of their payout, lines naming no document, and a
     payment twice in one payout."""
     problems: list[Problem] = []
-    first = frame.groupby("payout_id", sort=False).transform("first")
-    for field in ("reference", "arrival_date", "payout_amount"):
-        if field == "reference" and field not in names:
-            continue
+    fields = [f for f in ("reference", "arrival_date", "payout_amount") if f in names]
+    # Only the compared columns: the first line of every column would copy the whole report.
+    first = frame.groupby("payout_id", sort=False)[fields].transform("first")
+    for field in fields:
         differs = (frame[field] != first[field]).to_numpy(dtype=bool)
         for row in np.flatnonzero(differs)[:20]:
             problems.append(
