@@ -18,7 +18,7 @@ reported, not run again.
 from __future__ import annotations
 
 import time
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
@@ -30,7 +30,7 @@ from flows.nightly_biller import BillerNightFailed, nightly_biller
 from tasks.common.outcome import COMPLETED, PENDING, Outcome, end_run, failed_run
 from tasks.common.reports import publish_table
 from tasks.common.session import all_biller_blocks
-from tasks.nightly.children import Child, Children
+from tasks.nightly.children import STUCK_STARTING, Child, Children
 from tasks.nightly.night import (
     BillerResult,
     NightSummary,
@@ -87,9 +87,11 @@ def _run_here(names: list[str], night: date) -> list[BillerResult]:
 
 
 # --- on the workers -------------------------------------------------------------------------
-def _run_on_workers(names: list[str], night: date, deployment: str) -> list[BillerResult]:
+def _run_on_workers(
+    names: list[str], night: date, deployment: str, stuck_starting: timedelta
+) -> list[BillerResult]:
     """Start (or find) each biller's child run, watch them all, retry each failure once."""
-    children = Children(deployment, night)
+    children = Children(deployment, night, stuck_starting)
     watching: dict[str, Child] = {name: children.first(name) for name in names}
     results: dict[str, BillerResult] = {}
     while watching:
@@ -137,6 +139,7 @@ def nightly(
     night: date | None = None,
     run_billers: Where = "auto",
     per_biller_deployment: str = PER_BILLER_DEPLOYMENT,
+    stuck_starting_minutes: float = STUCK_STARTING.total_seconds() / 60,
 ) -> State[Any]:
     """The nightly run for every biller (or the named credential blocks): one night per biller,
     on the workers when there are some, a summary table at the end.
@@ -154,6 +157,9 @@ def nightly(
             its pool is online, else in this run's process; workers or here to choose.
         per_biller_deployment: The per-biller deployment (flow/deployment) the children are
             started through.
+        stuck_starting_minutes: On the workers: a biller's run still Pending, or Running
+            without having announced its process, after this many minutes is taken as started
+            by a worker that died meanwhile; it is marked Crashed and tried again.
     """
     logger = get_run_logger()
     names = billers or all_biller_blocks()
@@ -161,7 +167,8 @@ def nightly(
     where = _where(run_billers, per_biller_deployment)
     logger.info("night of %s: %d biller(s), run %s", which, len(names), where)
     if where == "workers":
-        results = _run_on_workers(names, which, per_biller_deployment)
+        stuck = timedelta(minutes=stuck_starting_minutes)
+        results = _run_on_workers(names, which, per_biller_deployment, stuck)
     else:
         results = _run_here(names, which)
     summary = NightSummary(tuple(results))

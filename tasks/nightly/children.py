@@ -12,7 +12,14 @@ ended). The coordinator tells it apart and marks it ``Crashed``:
   the coordinator sees at once that the process no longer exists;
 - elsewhere, the worker that took it (Prefect's ``prefect.worker.name`` label) is no longer
   online and the run has sent no heartbeat for three heartbeat periods
-  (``PREFECT_FLOWS_HEARTBEAT_FREQUENCY``).
+  (``PREFECT_FLOWS_HEARTBEAT_FREQUENCY``, which the workers must set: Prefect sends no
+  heartbeat by default);
+- a run still ``Pending``, or ``Running`` without that process label, longer than
+  :data:`STUCK_STARTING` (the coordinator's ``stuck_starting_minutes``): its worker died while
+  starting it. A worker started again under the same name is online, so the rule above never
+  fires, and nobody else will ever move the run on. A process that was only slow to start and
+  runs after all is harmless: it waits for the biller's slot (limit 1) behind the retry, and the
+  ledger keeps every write once.
 
 The slots a crashed child held (``tasks/nightly/limits.py``) are released as it is marked, from
 the lease id it labelled its run with, so its retry does not wait out the lease.
@@ -39,6 +46,9 @@ PROCESS_LABEL = "billops.process"
 WORKER_LABEL = "prefect.worker.name"
 HEARTBEAT_EVENT = "prefect.flow-run.heartbeat"
 MAX_ATTEMPTS = 10  # over every rerun of one night; then the biller waits for a person
+# A child started this long ago that has not announced its process never will: minutes of
+# process start-up on a loaded machine are normal, ten are not.
+STUCK_STARTING = timedelta(minutes=10)
 _log = logging.getLogger(__name__)
 
 
@@ -105,11 +115,14 @@ class Child:
 class Children:
     """The children of one night, started through ``deployment`` (``flow/deployment``)."""
 
-    def __init__(self, deployment: str, night: date) -> None:
+    def __init__(
+        self, deployment: str, night: date, stuck_starting: timedelta = STUCK_STARTING
+    ) -> None:
         from prefect.client.orchestration import get_client
 
         self.deployment = deployment
         self.night = night
+        self.stuck_starting = stuck_starting
         with get_client(sync_client=True) as client:
             found = client.read_deployment_by_name(deployment)
         self.deployment_id: UUID = found.id
@@ -215,12 +228,33 @@ class Children:
         process = str(run.labels.get(PROCESS_LABEL, "") or "")
         if process and process_gone(process):
             return f"its process ({process}) is gone"
+        if not process and (stuck := self._stuck_starting(run)):
+            return stuck
         worker = str(run.labels.get(WORKER_LABEL, "") or "")
         if not worker or self._worker_online(worker):
             return None
         if state.is_pending() or not self._heartbeat_since(run.id, _heartbeat_window()):
             return f"its worker {worker} is offline and the run has gone silent"
         return None
+
+    def _stuck_starting(self, run: Any) -> str | None:
+        """Why a run that never announced its process is taken for dead: in its state (Pending, or
+        Running before the night's first line) longer than the bound, and — when the run sends
+        heartbeats — none of late. ``None`` while it may still be starting."""
+        state = run.state
+        # Stamped by the server; a coordinator's clock seconds off (NTP) does not matter at minutes.
+        age = datetime.now(UTC) - state.timestamp
+        if age < self.stuck_starting:
+            return None
+        if state.is_running() and self._heartbeat_since(run.id, _heartbeat_window()):
+            return None
+        minutes = age.total_seconds() / 60
+        where = str(run.labels.get(WORKER_LABEL, "") or "") or "no worker"
+        return (
+            f"{state.name} for {minutes:.1f} min without announcing its process "
+            f"(over {self.stuck_starting.total_seconds() / 60:g} min): {where} died while "
+            "starting it"
+        )
 
     def _worker_online(self, worker: str) -> bool:
         from prefect.client.orchestration import get_client
