@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 
@@ -39,6 +41,30 @@ POSTGRES_ENV = "BILLOPS_TEST_DATABASE_URL"
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_PREFECT_HOME, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _log_handlers_on_a_live_stream() -> Iterator[None]:
+    """Typer's CliRunner swaps sys.stderr for each invoke and closes it after; a logging handler
+    set up during one invoke (Prefect's console handler) keeps the closed stream, and its next
+    record prints "--- Logging error ---" into a later test's output. Point such handlers back
+    at the real stderr around every test."""
+    _repoint_closed_handlers()
+    yield
+    _repoint_closed_handlers()
+
+
+def _repoint_closed_handlers() -> None:
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", ()):
+            if not isinstance(handler, logging.StreamHandler):
+                continue
+            if getattr(handler.stream, "closed", False):
+                handler.stream = sys.__stderr__  # not setStream: it flushes the closed one
+            console = getattr(handler, "console", None)  # Prefect's handler prints through rich
+            if console is not None and getattr(console.file, "closed", False):
+                console.file = sys.__stderr__
 
 
 @pytest.fixture(scope="session")
