@@ -132,7 +132,7 @@ class BillerCredentials(CredentialsBlock):
     # --- identity -------------------------------------------------------------------------
     @property
     def name(self) -> str:
-        """The block document's name (the store's name in logs and the recovery file)."""
+        """The block document's name (the store's name in logs and the recovery journal)."""
         name = self._block_document_name
         if not name:
             raise CredentialsConfigError(

@@ -1,5 +1,6 @@
 """``BillerCredentials`` as a ``TokenStore``: settings checked, reads fresh, writes compare-and-
-swap, the lock is a global concurrency limit of 1 that is created (or repaired) when missing."""
+swap, the refresh lock lives on the ledger's database (a file lock beside a SQLite ledger), and a
+wait for it that runs out names the holder and ``billops auth unlock``."""
 
 from __future__ import annotations
 

@@ -165,7 +165,7 @@ def zygote(prefect_api: str, billops_home: Path) -> Iterator[Zygote]:
 @pytest.mark.parametrize(
     "trials",
     [
-        pytest.param(6, id="ci"),
+        pytest.param(3, id="ci"),  # about 9 s a trial: the default suite stays near 30 s
         pytest.param(100, id="100", marks=[pytest.mark.slow, pytest.mark.timeout(3600)]),
     ],
 )
@@ -205,7 +205,9 @@ def test_no_single_kill_loses_the_refresh_token(
         if not kept:
             billers[tokens.biller_id] = True
             tokens = None
-    register_tree(billops_home, allowed=[billops_home / "recovery"], label="BILLOPS_HOME")
+    # Every record was settled once the block held it (checked after each trial), so no token
+    # is left anywhere under BILLOPS_HOME: not in the journal, the lock files, nor elsewhere.
+    register_tree(billops_home, label="BILLOPS_HOME")
     print(f"kill test: {tally}")
     # A credential never lost in flight never met invalid_grant: no token was ever replayed.
     assert {b: invalid_grants(short_admin, b) for b, lost in billers.items() if not lost} == {

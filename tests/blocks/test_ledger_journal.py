@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from billing_api import TokenSet
 from blocks import BillerCredentials
@@ -25,7 +26,7 @@ from tests.support.credentials import (
 )
 from tests.support.ledger_db import ledger_url  # noqa: F401 - fixture
 from tests.support.sandbox_admin import SandboxAdmin
-from tests.support.secret_scan import register_secret
+from tests.support.secret_scan import register_secret, register_tree
 
 KEY = Fernet.generate_key().decode()
 EXPIRES = datetime(2030, 1, 1, tzinfo=UTC)
@@ -132,3 +133,9 @@ def test_a_worker_on_another_machine_adopts_what_a_killed_one_left(
     finally:
         journal.close()
         register_block_secrets(block)
+    # The tokens are in the block and, sealed, in the ledger: on no disk in the clear, the
+    # ledger's own file (and the refresh locks beside it) included.
+    register_tree(tmp_path, label="both machines' BILLOPS_HOME")
+    database = make_url(migrated).database
+    if make_url(migrated).get_backend_name() == "sqlite" and database:
+        register_tree(Path(database).parent, label="the SQLite ledger and its locks")

@@ -20,7 +20,7 @@ from tests.support.credentials import (
     unique_name,
 )
 from tests.support.sandbox_admin import SandboxAdmin
-from tests.support.secret_scan import register_log, register_secret
+from tests.support.secret_scan import register_log, register_secret, register_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +53,9 @@ def _run_workers(
 
 @pytest.mark.parametrize(
     ("processes", "seconds"),
-    [(6, 10.0), pytest.param(32, 30.0, marks=pytest.mark.slow)],
+    # The default suite's version stays near 30 s: four processes importing Prefect at once take
+    # most of it on two cores; `make soak` runs the 32-process one.
+    [(4, 6.0), pytest.param(32, 30.0, marks=pytest.mark.slow)],
 )
 def test_processes_sharing_a_block_never_lose_a_rotation(
     prefect_api: str, short_admin: SandboxAdmin, tmp_path: Path, processes: int, seconds: float
@@ -79,3 +81,6 @@ def test_processes_sharing_a_block_never_lose_a_rotation(
     assert renewed.refresh_token not in (None, stored.refresh_token)
     assert refresh_grants(short_admin, tokens.biller_id) == stored.rotation + 1
     assert invalid_grants(short_admin, tokens.biller_id) == 0
+    # Every rotation reached the block, so its journal records were removed: no token is left in
+    # the workers' BILLOPS_HOME (journal, refresh locks, anything else).
+    register_tree(tmp_path / "home", label="rotation workers' BILLOPS_HOME")
