@@ -24,7 +24,6 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import NoSuchTableError, OperationalError, ProgrammingError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from billing_api import JournalRecords, JournalState, TokenSet
 from ledger._base import upsert
 from ledger._engine import make_engine, safe_url
 from ledger._models import Base
@@ -32,6 +31,8 @@ from ledger._types import UTCDateTime, utcnow
 
 if TYPE_CHECKING:
     from cryptography.fernet import Fernet
+
+    from billing_api import JournalRecords, JournalState, TokenSet
 
 __all__ = ["KEY_ENV", "LedgerTokenJournal", "TokenJournalKeyError"]
 
@@ -71,6 +72,15 @@ def _fernet(key: str | None) -> Fernet:
         raise TokenJournalKeyError(
             f"{KEY_ENV} is not a Fernet key (32 bytes, URL-safe base64)"
         ) from None
+
+
+def _records() -> type[JournalRecords]:
+    # Imported on first use, not with the module: ``ledger`` loads this module for its table, and
+    # the service client (httpx, its pydantic models) would otherwise load with every read-only
+    # command such as ``billops ledger status`` (README "Performance").
+    from billing_api import JournalRecords
+
+    return JournalRecords
 
 
 class LedgerTokenJournal:
@@ -123,7 +133,7 @@ class LedgerTokenJournal:
         if not records:
             conn.execute(delete(token_journal).where(token_journal.c.store == store_name))
             return
-        state = JournalRecords.state(records, self.location(store_name))
+        state = _records().state(records, self.location(store_name))
         row = {
             "store": store_name,
             "rotation": state.tokens.rotation if state.tokens else 0,
@@ -145,22 +155,22 @@ class LedgerTokenJournal:
 
     # --- the TokenJournal protocol -------------------------------------------------------------
     def record_intent(self, store_name: str, *, from_rotation: int) -> None:
-        self._change(store_name, lambda r: [*r, JournalRecords.intent(from_rotation)])
+        self._change(store_name, lambda r: [*r, _records().intent(from_rotation)])
 
     def record(self, store_name: str, tokens: TokenSet) -> None:
         """Committed (so durable as the database is) before it returns."""
-        self._change(store_name, lambda r: [*r, JournalRecords.tokens(tokens)])
+        self._change(store_name, lambda r: [*r, _records().tokens(tokens)])
 
     def state(self, store_name: str) -> JournalState:
         with self._connect().connect() as conn:
             records = self._load(conn, store_name)
-        return JournalRecords.state(records, self.location(store_name))
+        return _records().state(records, self.location(store_name))
 
     def settle(self, store_name: str, *, stored_rotation: int) -> None:
-        self._change(store_name, lambda r: JournalRecords.settled(r, stored_rotation))
+        self._change(store_name, lambda r: _records().settled(r, stored_rotation))
 
     def clear_intent(self, store_name: str) -> None:
-        self._change(store_name, JournalRecords.without_own_intents)
+        self._change(store_name, _records().without_own_intents)
 
     def pending(self) -> list[tuple[str, int, datetime]]:
         """Every block with something in the journal: name, newest rotation, when (no key
