@@ -7,21 +7,23 @@ import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+# Only the profiles and the errors here (no pyarrow, numpy or ledger): `bank profiles` answers
+# at once; reading a statement imports the reader in the command that reads (README
+# "Performance").
 from tasks.bank_payments import (
-    OnBadLines,
     ProfileError,
-    Statement,
     StatementRefused,
     UnknownLayout,
     available_profiles,
-    detect_layout,
     find_profile,
-    read_statement,
 )
+
+if TYPE_CHECKING:
+    from tasks.bank_payments import OnBadLines, Statement
 
 app = typer.Typer(help="Bank statements: profiles, detection and preview.", no_args_is_help=True)
 Format = Literal["table", "jsonl", "csv"]
@@ -43,6 +45,8 @@ def profiles() -> None:
 @app.command("detect")
 def detect(file: Annotated[Path, typer.Argument(help="The statement file.")]) -> None:
     """Say which profile matches FILE and why (from its contents, never its name)."""
+    from tasks.bank_payments import detect_layout
+
     try:
         detection, _text, encoding = detect_layout(file.read_bytes(), where=str(file))
     except OSError as exc:
@@ -93,6 +97,8 @@ def preview(
         )
         raise typer.Exit(2)
     form: Format = fmt  # type: ignore[assignment]
+    from tasks.bank_payments import read_statement
+
     try:
         chosen = find_profile(profile) if profile else None
         mode: OnBadLines = "skip" if on_bad_lines == "skip" else "reject_file"

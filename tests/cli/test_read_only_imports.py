@@ -51,3 +51,13 @@ def test_reading_the_ledger_loads_no_service_client(argv: list[str], tmp_path: P
 
     assert result["exit"] == 0, result["output"]
     assert result["loaded"] == []
+
+
+def test_listing_bank_profiles_loads_neither_ledger_nor_reader(tmp_path: Path) -> None:
+    unwanted = ("sqlalchemy", "alembic", "ledger._ledger", "pyarrow", "numpy", *SERVICE_CLIENT)
+
+    result = _run(["bank", "profiles"], unwanted, tmp_path)
+
+    assert result["exit"] == 0, result["output"]
+    assert "barclays" in str(result["output"])
+    assert result["loaded"] == []
