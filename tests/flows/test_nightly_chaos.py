@@ -52,6 +52,9 @@ BILLERS = int(os.environ.get("BILLOPS_SOAK_BILLERS", "10"))
 KILLS = int(os.environ.get("BILLOPS_SOAK_KILLS", "50"))
 ROWS = 30
 MAX_ROUNDS = 12
+# A kill while a worker starts a run leaves it Pending: taken for dead after this (the default's
+# ten minutes would make the soak mostly waiting).
+STUCK_MINUTES = 3.0
 BASE = {"errorRate": 0.10, "dropAfterCommit": 0.05}
 STORM = {**BASE, "rateLimit": 0.6, "retryAfter": 1}
 SETTLED = {OperationState.CONFIRMED, OperationState.FAILED}
@@ -167,9 +170,12 @@ def _server_texts(running: Platform) -> None:
         while batch := client.read_logs(limit=200, offset=offset):
             lines += [f"{log.name} {log.message}" for log in batch]
             offset += len(batch)
-        artifacts = client.read_artifacts(limit=10_000)
+        offset, texts = 0, []  # the server answers 200 at most a page
+        while batch := client.read_artifacts(limit=200, offset=offset):
+            texts += [str(artifact.data) for artifact in batch]
+            offset += len(batch)
     register_log("\n".join(lines), label="soak: Prefect server logs")
-    register_log("\n".join(str(a.data) for a in artifacts), label="soak: artifacts")
+    register_log("\n".join(texts), label="soak: artifacts")
 
 
 @pytest.mark.slow
@@ -194,7 +200,13 @@ def test_every_job_under_faults_and_kills_loses_and_doubles_nothing(tmp_path: Pa
                 asked = everyone if not chaos.finished else pending
                 night = night_of() + timedelta(days=rounds)
                 with running.api():
-                    nightly(billers=asked, night=night, run_billers="workers", return_state=True)
+                    nightly(
+                        billers=asked,
+                        night=night,
+                        run_billers="workers",
+                        stuck_starting_minutes=STUCK_MINUTES,
+                        return_state=True,
+                    )
                 rows = _summary(running)
                 done = {b for b in asked if rows[b]["status"] == "ok"}
                 pending = [b for b in pending if b not in done]
