@@ -77,8 +77,11 @@ def load_table(path: Path, spec: ColumnSpec, *, sheet: str | None = None) -> Loa
             f"{path}: is an old Excel .xls workbook; save it as .xlsx or as CSV and drop it again"
         )
     text, encoding = _decode(data, where=where)
+    # A UTF-8 file's own bytes are what Arrow reads, not its text encoded again (its byte-order
+    # mark holds no line break, CR or quote, so it changes no position the reader looks for).
+    utf8 = data if encoding in ("utf-8", "utf-8-sig") else None
     del data
-    return LoadedTable(_csv_table(text, spec, where=where), digest, encoding, None)
+    return LoadedTable(_csv_table(text, spec, where=where, utf8=utf8), digest, encoding, None)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -135,7 +138,8 @@ def _delimiter(text: str) -> str:
     return chosen if best[chosen] > 0 else ","
 
 
-def _csv_table(text: str, spec: ColumnSpec, *, where: str) -> RawTable:
+def _csv_table(text: str, spec: ColumnSpec, *, where: str, utf8: bytes | None = None) -> RawTable:
+    """``utf8``: the file's bytes when they are ``text`` in UTF-8 (with or without a BOM)."""
     delimiter = _delimiter(text)
     # The header is found among the first lines; Arrow then reads the rest when it can.
     head = text[: text.find("\n", HEAD_CHARS) + 1 or len(text)]
@@ -148,7 +152,8 @@ def _csv_table(text: str, spec: ColumnSpec, *, where: str) -> RawTable:
         except InputFileError:
             pass  # the whole file is read below, and says exactly what is wrong
         else:
-            fast = _arrow_table(text, reader.line_num, delimiter, header, positions)
+            data = utf8 if utf8 is not None else text.encode("utf-8")
+            fast = _arrow_table(data, reader.line_num, delimiter, header, positions)
     if fast is None:
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
         records = _csv_records(reader, where=where)
@@ -169,28 +174,33 @@ def _csv_records(reader: Any, *, where: str) -> Iterator[Record]:
 
 
 def _arrow_table(
-    text: str, header_end: int, delimiter: str, header: tuple[str, ...], columns: dict[str, int]
+    data: bytes, header_end: int, delimiter: str, header: tuple[str, ...], columns: dict[str, int]
 ) -> RawTable | None:
     """The rows after the header read by Arrow's CSV reader, when the file is plain enough that
     it reads them exactly as the csv module would: no quotes at all (so no field spans lines and
     no quoting can be malformed), one record per line, every row as wide as the header. Any
-    other file (or any doubt, e.g. a blank line) returns None and is read row by row instead."""
+    other file (or any doubt, e.g. a blank line) returns None and is read row by row instead.
+
+    Works on the UTF-8 bytes, where a line break, a CR and a quote are each one byte that no
+    other character's encoding contains: every line found is the text's line."""
     offset = 0
     for _ in range(header_end):
-        found = text.find("\n", offset)
+        found = data.find(b"\n", offset)
         if found < 0:
             return None
         offset = found + 1
-    if text.count("\r", 0, offset) != text.count("\r\n", 0, offset):
+    if data.count(b"\r", 0, offset) != data.count(b"\r\n", 0, offset):
         return None  # lines ended by a lone CR: the csv module's line count is not ours
-    body = text[offset:]
-    if not body or '"' in body or body.count("\r") != body.count("\r\n"):
+    if offset == len(data) or data.find(b'"', offset) >= 0:
         return None
-    physical = body.count("\n") + (0 if body.endswith("\n") else 1)
+    carriage_returns = data.count(b"\r", offset)
+    if carriage_returns and carriage_returns != data.count(b"\r\n", offset):
+        return None
+    physical = data.count(b"\n", offset) + (0 if data.endswith(b"\n") else 1)
     names = [f"c{position}" for position in range(len(header))]
     try:
         read = pa_csv.read_csv(
-            io.BytesIO(body.encode("utf-8")),
+            pa.BufferReader(pa.py_buffer(data)[offset:]),  # a view: the bytes are not copied
             read_options=pa_csv.ReadOptions(column_names=names, block_size=ARROW_BLOCK_BYTES),
             parse_options=pa_csv.ParseOptions(delimiter=delimiter, quote_char=False),
             convert_options=pa_csv.ConvertOptions(
