@@ -56,7 +56,9 @@ def billops(*args: str) -> list[str]:
 class WatcherProcess:
     """``billops inbox watch`` in its own process; its output goes to a file."""
 
-    def __init__(self, root: Path, home: Path, log: Path, **env: str) -> None:
+    def __init__(
+        self, root: Path, home: Path, log: Path, *, ready: bool = True, **env: str
+    ) -> None:
         self.log = log
         self._out = log.open("w")
         command = billops("inbox", "watch", "--root", str(root), "--settle-seconds", "1")
@@ -67,9 +69,14 @@ class WatcherProcess:
             stderr=subprocess.STDOUT,
             cwd=ROOT,
         )
+        if ready:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Until the watcher says it watches (``ready=False`` starts several side by side)."""
         deadline = time.monotonic() + 60
-        while "inbox watcher ready" not in log.read_text():
-            assert self.process.poll() is None, log.read_text()
+        while "inbox watcher ready" not in self.log.read_text():
+            assert self.process.poll() is None, self.log.read_text()
             assert time.monotonic() < deadline, "the watcher did not start"
             time.sleep(0.1)
 

@@ -1,5 +1,8 @@
 """The inbox with real files and real processes: ``billops inbox watch`` (and ``scan``) against
-the sandbox, a Prefect API and a ledger, as a finance team would use them."""
+the sandbox, a Prefect API and a ledger, as a finance team would use them.
+
+The twenty files at once and two watchers on eight files run in ``make soak``; the default suite
+has their short versions (four files of every outcome; two watchers on four files)."""
 
 from __future__ import annotations
 
@@ -12,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from flows.inbox import inbox_scan
 from ledger import Ledger
 from ledger.settings import BillopsSettings
 from tasks.inbox.ledger_files import sha256_of
+from tasks.inbox.status import inbox_status
 from tests.inbox.conftest import ROOT, WatcherProcess, billops, child_env
 from tests.inbox.files import (
     bank_statement,
@@ -24,8 +29,6 @@ from tests.inbox.files import (
     via_temporary_name,
 )
 from tests.support.import_billers import ImportBiller
-
-FILES = 8
 
 
 def reports(folder: Path) -> dict[str, str]:
@@ -53,6 +56,7 @@ def outcome(report: str) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_twenty_files_dropped_at_once_are_each_processed_once(
     biller: ImportBiller, home: Path, tmp_path: Path
@@ -132,39 +136,84 @@ def test_twenty_files_dropped_at_once_are_each_processed_once(
             assert record.name in pair and "was not processed again" not in processed[record.name]
 
 
-@pytest.mark.timeout(900)
-def test_two_watchers_on_one_folder_never_take_one_file_twice(
+def test_four_files_dropped_at_once_are_each_processed_once(
     biller: ImportBiller, home: Path, tmp_path: Path
+) -> None:
+    """The short version of the twenty files: one written slowly, a copy of it dropped at the top
+    level (detected, then reported as a duplicate), a bank statement, an unreadable file."""
+    root = tmp_path / "inbox"
+    folder = root / "acme"
+    (folder / "payment-requests").mkdir(parents=True)
+    (folder / "inbox.yaml").write_text(f"block: {biller.block}\n")
+    (folder / "~$lists.xlsx").write_bytes(b"excel lock")
+    watcher = WatcherProcess(root, home, tmp_path / "watcher.log")
+    try:
+        content = payment_requests(tmp_path / "june.csv", biller, "Q").read_bytes()
+        writer = slowly(folder / "payment-requests" / "june.csv", content)
+        (folder / "june copy.csv").write_bytes(content)
+        bank_statement(folder / "bank" / "statement.csv", 0)
+        garbage(folder / "scan.pdf")
+        writer.join()
+        wait_until_put_away(folder, 4)
+        time.sleep(2)  # anything taken twice would show by now
+    finally:
+        code = watcher.terminate()
+    log = watcher.log.read_text()
+    assert code == 0, log
+
+    processed, failed = reports(folder / "processed"), reports(folder / "failed")
+    assert list(failed) == ["scan.pdf"] and outcome(failed["scan.pdf"]) == "not recognised"
+    assert sorted(processed) == ["june copy.csv", "june.csv", "statement.csv"], log
+    pair = ("june.csv", "june copy.csv")
+    assert sorted(outcome(processed[name]) == "duplicate" for name in pair) == [False, True]
+    assert outcome(processed["statement.csv"]) == "nothing to record"
+    day = folder / "processed" / date.today().isoformat()
+    assert (day / "june.csv").read_bytes() == content  # the slowly written file, taken whole
+    left = sorted(p.name for p in folder.iterdir() if p.is_file())
+    assert left == ["inbox.yaml", "~$lists.xlsx"]
+    created = biller.payment_requests()
+    assert sorted(str(pr.get("reference")) for pr in created) == ["Q-00000", "Q-00001"]
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("files", [4, pytest.param(8, marks=pytest.mark.slow)])
+def test_two_watchers_on_one_folder_never_take_one_file_twice(
+    files: int, biller: ImportBiller, home: Path, tmp_path: Path
 ) -> None:
     root = tmp_path / "inbox"
     folder = root / biller.block / "payment-requests"
     folder.mkdir(parents=True)
-    first = WatcherProcess(root, home, tmp_path / "first.log")
-    second = WatcherProcess(root, home, tmp_path / "second.log")
+    first = WatcherProcess(root, home, tmp_path / "first.log", ready=False)
+    second = WatcherProcess(root, home, tmp_path / "second.log", ready=False)
     try:
-        for n in range(FILES):
+        first.wait_ready()
+        second.wait_ready()
+        for n in range(files):
             payment_requests(folder / f"list-{n}.csv", biller, f"W{n}")
-        wait_until_put_away(root / biller.block, FILES)
+        wait_until_put_away(root / biller.block, files)
         time.sleep(2)
     finally:
         codes = first.terminate(), second.terminate()
     assert codes == (0, 0)
     processed = reports(root / biller.block / "processed")
-    assert sorted(processed) == [f"list-{n}.csv" for n in range(FILES)]
+    assert sorted(processed) == [f"list-{n}.csv" for n in range(files)]
     assert all(outcome(text) != "duplicate" for text in processed.values())
     assert reports(root / biller.block / "failed") == {}
-    assert len(biller.payment_requests()) == FILES * 2
+    assert len(biller.payment_requests()) == files * 2
     # Both took files (each stops saying how many it processed); together, each file once.
     counts = [
         int(log.read_text().rsplit("stopped after ", 1)[1].split(" ")[0])
         for log in (first.log, second.log)
     ]
-    assert sum(counts) == FILES, counts
+    assert sum(counts) == files, counts
 
 
+@pytest.mark.parametrize("through_cli", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_watcher_killed_mid_file_is_resumed_by_the_next_scan(
-    biller: ImportBiller, home: Path, tmp_path: Path
+    through_cli: bool, biller: ImportBiller, home: Path, tmp_path: Path
 ) -> None:
+    """The default suite resumes with the scan flow in this process; ``make soak`` through
+    ``billops inbox status`` and ``billops inbox scan`` as processes of their own."""
     root = tmp_path / "inbox"
     folder = root / biller.block / "payment-requests"
     folder.mkdir(parents=True)
@@ -184,25 +233,31 @@ def test_a_watcher_killed_mid_file_is_resumed_by_the_next_scan(
     left = list((root / biller.block / "processing").rglob("killed.csv"))
     assert len(left) == 1
 
-    status = subprocess.run(
-        billops("inbox", "status", "--root", str(root)),
-        env=child_env(home),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert status.returncode == 0 and " 1 " in status.stdout.splitlines()[1], status.stdout
-    scan = subprocess.run(
-        billops("inbox", "scan", "--root", str(root)),
-        env=child_env(home),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert scan.returncode == 0, scan.stdout + scan.stderr
-    assert "1 file(s) taken" in scan.stdout
+    if through_cli:
+        status = subprocess.run(
+            billops("inbox", "status", "--root", str(root)),
+            env=child_env(home),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert status.returncode == 0 and " 1 " in status.stdout.splitlines()[1], status.stdout
+        scan = subprocess.run(
+            billops("inbox", "scan", "--root", str(root)),
+            env=child_env(home),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert scan.returncode == 0, scan.stdout + scan.stderr
+        assert "1 file(s) taken" in scan.stdout
+    else:
+        [folder_status] = inbox_status(root)
+        assert folder_status.orphaned == ["processing/payment-requests/killed.csv"], folder_status
+        scanned = inbox_scan(root=root, return_state=True)
+        assert "1 file(s) taken" in str(scanned.message)
     processed = reports(root / biller.block / "processed")
     assert list(processed) == ["killed.csv"] and outcome(processed["killed.csv"]) != "duplicate"
     created = biller.payment_requests()

@@ -7,12 +7,17 @@ events ``refresh-open-items``.
 
 The deployment's triggers are read from the file and attached to a stand-in flow with the same
 parameter, so the test is about the trigger and does not depend on the job's own run.
+
+The default suite starts the payout case on the server and checks every other deployment's
+trigger against the receiver's own events with Prefect's matching (no server, no waiting);
+``make soak`` runs every deployment's case on the server.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +29,14 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 from prefect.client.schemas.objects import FlowRun
 from prefect.events import DeploymentEventTrigger
+from prefect.server.events.schemas.automations import EventTrigger
+from prefect.server.events.schemas.events import ReceivedEvent
 
 from blocks import PlatformCredentials
 from ledger import Ledger
+from ledger.webhooks import WebhookEventRecord
+from tasks.webhooks.prefect_events import prefect_event
+from tasks.webhooks.received import read_delivery
 from tasks.webhooks.subscription import set_up_webhooks
 from tests.support.billing import new_customer, new_invoice, new_payment_request, sent_invoice
 from tests.support.credentials import save_connected_block, unique_name
@@ -88,6 +98,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("deployment_name", sorted(CASES))
 def test_service_events_start_one_run_of_the_deployment_for_the_biller(
     deployment_name: str,
@@ -136,6 +147,89 @@ def test_service_events_start_one_run_of_the_deployment_for_the_biller(
 
     assert len(runs) == 1, [r.parameters for r in runs]
     assert runs[0].parameters == {"biller": block_name, **parameters}
+
+
+def received(kind: str, type_: str, block: str | None, **ids: str) -> ReceivedEvent:
+    """The Prefect event the receiver emits for a delivery of ``type_`` (``kind`` its header)."""
+    body = json.dumps({"type": type_, "eventId": f"e-{type_}", "billerId": "b-1", **ids})
+    new = read_delivery(body.encode(), {"adfin-webhook-type": kind})
+    now = datetime.now(UTC)
+    record = WebhookEventRecord(
+        1,
+        new.dedup_key,
+        new.event_id,
+        new.biller_id,
+        new.kind,
+        new.type,
+        new.payload,
+        1,
+        now,
+        now,
+        None,
+        0,
+    )
+    return ReceivedEvent(**prefect_event(record, block).model_dump())
+
+
+MANDATE = {"customerId": "c-1", "directDebitMandateId": "m-1"}
+STARTS = {
+    # deployment: (events that start it, events that do not)
+    "poll-import-jobs": (
+        [("payment-request", "PAYMENT_REQUEST_PAID", {"paymentRequestId": "pr-1"})],
+        [("payment", "PAYMENT_SENT", {"paymentId": "p-1"})],
+    ),
+    "pause-delinquent-customers": (
+        [
+            ("payment", "DD_PAYMENT_FAILED", {"paymentId": "p-1"}),
+            ("dd-mandate", "DIRECT_DEBIT_MANDATE_INITIATED", MANDATE),
+        ],
+        [("payment", "PAYMENT_SENT", {"paymentId": "p-1"})],
+    ),
+    "reconcile-payouts": (
+        [("payout", "PAYOUT_PAID", {"payoutId": "po-1"})],
+        [("invoice", "INVOICE_CREATED", {"invoiceId": "i-1"})],
+    ),
+    "refresh-open-items": (
+        [
+            ("payment", "PAYMENT_SENT", {"paymentId": "p-1"}),
+            ("payment", "DD_PAYMENT_FAILED", {"paymentId": "p-1"}),
+            ("invoice", "INVOICE_ACTIVATED", {"invoiceId": "i-1"}),
+        ],
+        [
+            ("payout", "PAYOUT_PAID", {"payoutId": "po-1"}),
+            ("customer", "CUSTOMER_UPDATED", {"customerId": "c-1"}),
+        ],
+    ),
+}
+
+
+def test_every_deployment_with_a_trigger_is_checked() -> None:
+    spec = yaml.safe_load((ROOT / "deployments" / "prefect.yaml").read_text())
+    triggered = {d["name"] for d in spec["deployments"] if d.get("triggers")}
+    assert triggered == set(STARTS) == set(CASES) | {"reconcile-payouts"}
+
+
+@pytest.mark.parametrize("deployment_name", sorted(STARTS))
+def test_each_trigger_covers_its_events_per_biller_and_no_others(deployment_name: str) -> None:
+    """Prefect's own matching of the deployment's trigger against the events the receiver
+    emits: the events that should start it do, per biller block, and only when the ledger knows
+    the block (an event of an unknown biller starts nothing: there is no block to run)."""
+    [trigger] = triggers_of(deployment_name)
+    fields = ("match", "match_related", "expect", "for_each", "posture", "threshold", "within")
+    matcher = EventTrigger.model_validate(trigger.model_dump(include=set(fields)))
+    assert (matcher.posture, matcher.threshold) == ("Reactive", 1)
+    assert matcher.within == timedelta(seconds=60)  # a burst starts one run per minute
+    assert trigger.parameters is not None
+    assert trigger.parameters["biller"] == "{{ event.resource['billops.biller.block'] }}"
+    starting, other = STARTS[deployment_name]
+    for kind, type_, ids in starting:
+        event = received(kind, type_, "acme", **ids)
+        assert matcher.covers(event), event.event
+        assert matcher.bucketing_key(event) == ("acme",)
+        assert matcher.bucketing_key(received(kind, type_, "bravo", **ids)) == ("bravo",)
+        assert not matcher.covers(received(kind, type_, None, **ids)), "no block, no run"
+    for kind, type_, ids in other:
+        assert not matcher.covers(received(kind, type_, "acme", **ids)), type_
 
 
 CARD = {
