@@ -69,7 +69,7 @@ def _import_and_report(
     from billops.demo_payouts import reconcile_the_month
     from blocks import BillerCredentials
     from flows.nightly import nightly
-    from tasks.payment_requests.prepare import london_today
+    from tasks.common.working_days import london_today
 
     client = BillerCredentials.load_named(blocks[0]).get_client()
     try:

@@ -4,15 +4,14 @@ this exact file was imported before, and cut the good rows into bulk-import chun
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
-from zoneinfo import ZoneInfo
 
 from billing_api import BillingClient
 from ledger import FileState, Ledger, PaymentRequestSeen
 from ledger.settings import BillopsSettings
+from tasks.common.working_days import london_today
 from tasks.payment_requests.customers import CustomerDirectory
 from tasks.payment_requests.jobs import LIST_PAGE_SIZE
 from tasks.payment_requests.known import KnownPaymentRequests, sync_known, would_delete
@@ -22,7 +21,6 @@ from tasks.payment_requests.screen import pounds
 from tasks.payment_requests.service_file import MAX_ROWS_PER_FILE, make_chunks
 from tasks.payment_requests.validate import parse_payment_request_file
 
-LONDON = ZoneInfo("Europe/London")
 FILE_KIND = "payment_requests"
 OnBadRows = Literal["reject_file", "skip"]
 
@@ -72,11 +70,6 @@ class Deletions:
     def total(self) -> Decimal:
         """The amounts of the payment requests it would delete, added up exactly."""
         return pounds(sum(seen.amount_pennies for seen in self.deleted))
-
-
-def london_today() -> date:
-    """Pay-by dates are checked against today's date in London, where the service runs."""
-    return datetime.now(LONDON).date()
 
 
 def import_rules(block: str) -> ImportRules:
