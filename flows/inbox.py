@@ -30,7 +30,7 @@ from tasks.inbox.claim import Claimed, resume
 from tasks.inbox.classify import Detector
 from tasks.inbox.layout import SETTLE_SECONDS, FileKind, Waiting, default_root
 from tasks.inbox.ledger_files import sha256_of
-from tasks.inbox.process import JobResult, Runner, process_claimed
+from tasks.inbox.process import JobResult, Runner, process_claimed, raise_if_could_not_run
 from tasks.inbox.settings import InboxSettings
 from tasks.inbox.watch import take_files
 from tasks.payment_requests import read_payment_request_file
@@ -68,6 +68,7 @@ def _payment_requests(path: Path, block: str, settings: InboxSettings) -> JobRes
     state = import_payment_requests(
         file=path, biller=block, dry_run=False, on_bad_rows=settings.on_bad_rows, return_state=True
     )
+    raise_if_could_not_run(state)
     name = str(state.name)
     failed = not state.is_completed() or name.lower() in FAILED_IMPORTS
     return JobResult(
@@ -87,6 +88,7 @@ def _bank(path: Path, block: str, settings: InboxSettings) -> JobResult:
     state = import_bank_payments(
         file=path, biller=block, dry_run=False, exact_only=auto, return_state=True
     )
+    raise_if_could_not_run(state)
     name = str(state.name)
     message = state.message or name
     if not state.is_completed() or name.lower() in FAILED_IMPORTS:
@@ -110,6 +112,7 @@ def _bank(path: Path, block: str, settings: InboxSettings) -> JobResult:
 def _payouts(path: Path, block: str, settings: InboxSettings) -> JobResult:
     """Reconcile the payouts the report lists (reads the service, never writes to it)."""
     state = reconcile_payouts(biller=block, payout_report=path, return_state=True)
+    raise_if_could_not_run(state)
     name = str(state.name)
     failed = not state.is_completed() or name.lower() in FAILED_IMPORTS
     next_step = "read the exceptions file beside it" if "exception" in name.lower() else ""

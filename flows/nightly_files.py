@@ -44,7 +44,7 @@ from tasks.inbox.layout import (
     processing_files,
     waiting_files,
 )
-from tasks.inbox.process import JobResult, Runner, process_claimed
+from tasks.inbox.process import JobResult, Runner, process_claimed, raise_if_could_not_run
 from tasks.inbox.settings import InboxSettings, InboxSettingsError, block_of
 
 IMPORTED = ("CREATED", "UPDATED")  # row statuses that mean the service wrote the row
@@ -75,6 +75,7 @@ def _data(state: State[Any]) -> Any:
 def _result(state: State[Any], next_step: str) -> JobResult:
     """The file's outcome from its job's named state, as the inbox words it (``next_step`` for
     a person when the job failed)."""
+    raise_if_could_not_run(state)
     name = str(state.name)
     failed = not state.is_completed() or name.lower() in FAILED_IMPORTS
     return JobResult(name.lower(), failed, state.message or name, next_step=next_step * failed)

@@ -23,7 +23,7 @@ from tasks.common.outcome import COMPLETED, Outcome, end_run
 from tasks.common.session import open_ledger
 from tasks.common.workers import current_run_id
 from tasks.inbox.layout import FileKind, default_root
-from tasks.inbox.process import JobResult
+from tasks.inbox.process import JobResult, raise_if_could_not_run
 from tasks.inbox.settings import InboxSettings
 from tasks.inbox.sweep import process_waiting
 
@@ -33,6 +33,7 @@ FAILED = {"rejected"}
 def run_on_report(path: Path, block: str, settings: InboxSettings) -> JobResult:
     """The payout job on one report (the inbox's runner for ``payouts/``)."""
     state = reconcile_payouts(biller=block, payout_report=path, return_state=True)
+    raise_if_could_not_run(state)
     name = str(state.name)
     failed = not state.is_completed() or name.lower() in FAILED
     attention = failed or name != "Reconciled"

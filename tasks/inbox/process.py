@@ -12,7 +12,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from billing_api import utc_now
+from billing_api import (
+    OutcomeUnknown,
+    RateLimited,
+    ReauthorizationRequired,
+    RequestTimeout,
+    ServerError,
+    TokenStoreError,
+    TransportError,
+    utc_now,
+)
 from ledger import Ledger
 from tasks.inbox.claim import Claimed, put_away
 from tasks.inbox.classify import Classified, Detector, Unclassifiable, classify
@@ -36,6 +45,31 @@ class JobResult:
 
 
 Runner = Callable[[Path, str, InboxSettings], JobResult]
+
+# The job could not run at all: the credential, its store or the service was unavailable. That
+# says nothing about the file, so the file is not failed: it stays in processing/ with its
+# ledger record open, the error goes up (the run fails, a night's retry or the next scan resumes
+# the file), and nobody is told to fix a file that has nothing wrong with it.
+COULD_NOT_RUN: tuple[type[BaseException], ...] = (
+    ReauthorizationRequired,
+    TokenStoreError,
+    TransportError,
+    OutcomeUnknown,
+    ServerError,
+    RateLimited,
+    RequestTimeout,
+)
+
+
+def raise_if_could_not_run(state: Any) -> None:
+    """Re-raise the error of a job's Failed or Crashed state (a flow called with
+    ``return_state=True``) when it is one of :data:`COULD_NOT_RUN`."""
+    if state.is_completed() or not (state.is_failed() or state.is_crashed()):
+        return
+    error = state.result(raise_on_failure=False)
+    if isinstance(error, COULD_NOT_RUN):
+        raise error
+
 
 # Two copies of one content in one process are processed one after the other: the second then
 # finds the first recorded, and is reported as a duplicate.
@@ -162,6 +196,8 @@ def _run_job(
         return JobResult("no job", True, f"no {kind.value} job is installed in this billops")
     try:
         return runner(path, block, settings)
+    except COULD_NOT_RUN:
+        raise  # not the file's fault: it stays in processing/ for the next pass
     except Exception as exc:  # the job's own error is the file's outcome, in its report
         _log.warning("%s: the %s job failed: %s", path.name, kind.value, type(exc).__name__)
         return JobResult(
