@@ -20,7 +20,6 @@ import hmac
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -141,9 +140,9 @@ def serve_floor() -> None:
     """``--floor``: the bare app under uvicorn in this process, as the receiver is served."""
     import uvicorn
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(2048)
+    from billops.listen import tcp_listener
+
+    listener = tcp_listener("127.0.0.1", 0)  # bound as the receiver binds its own
     print(f"ready: http://127.0.0.1:{listener.getsockname()[1]}/webhooks", flush=True)
     config = uvicorn.Config(bare_app, log_level="warning", access_log=False, lifespan="off")
     uvicorn.Server(config).run(sockets=[listener])

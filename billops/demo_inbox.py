@@ -5,7 +5,6 @@ trigger (README, "The inbox" and "The webhook receiver")."""
 from __future__ import annotations
 
 import contextvars
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +15,8 @@ from typing import Any
 from uuid import UUID
 
 from rich.console import Console
+
+from billops.listen import tcp_listener
 
 PLATFORM_BLOCK = "demo-platform"
 WAIT_SECONDS = 120.0
@@ -66,9 +67,7 @@ def webhook_receiver(
         client_secret=SecretStr(seeded["clientSecret"]),
     ).save(PLATFORM_BLOCK, overwrite=True)
     platform = PlatformCredentials.load_named(PLATFORM_BLOCK)
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
+    listener = tcp_listener("127.0.0.1", 0, backlog=128)
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/webhooks"
     set_up_webhooks(platform, url=url, events=["payment-request"])
     ledger = Ledger(BillopsSettings().ledger_database_url)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -55,6 +54,7 @@ def serve(
     URL' once listening. Put it behind a TLS reverse proxy (README)."""
     import uvicorn
 
+    from billops.listen import tcp_listener
     from billops.webhooks_app import create_app
     from tasks.common.session import open_ledger
 
@@ -62,10 +62,7 @@ def serve(
     ledger = open_ledger()
     try:
         application = create_app(ledger, lambda: _settings_loader(platform), path=path)
-        listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((host, port))
-        listener.listen(2048)
+        listener = tcp_listener(host, port, backlog=2048)
         bound = listener.getsockname()[1]
         config = uvicorn.Config(
             application, log_level="warning", access_log=False, lifespan="on", backlog=2048
