@@ -68,6 +68,8 @@ class Chaos:
         self.rng = random.Random(seed)
         self.kills: list[str] = []  # "worker: biller" of each kill
         self.storms = 0
+        # The sandbox counts faults since its plan was last set; each re-plan adds them up here.
+        self.injected: Counter[str] = Counter()
         self.done = threading.Event()
         self.threads = [
             threading.Thread(target=self._kill, daemon=True),
@@ -95,10 +97,14 @@ class Chaos:
 
     def _storm(self) -> None:
         while not self.done.wait(self.rng.uniform(20.0, 40.0)):
-            plan_faults(self.admin, STORM, seed=self.rng.randrange(10**6))
+            self.replan(STORM)
             self.storms += 1
             self.done.wait(self.rng.uniform(3.0, 8.0))
-            plan_faults(self.admin, BASE, seed=self.rng.randrange(10**6))
+            self.replan(BASE)
+
+    def replan(self, rule: dict[str, Any]) -> None:
+        self.injected.update(fault_counts(self.admin))
+        plan_faults(self.admin, rule, seed=self.rng.randrange(10**6))
 
     @property
     def finished(self) -> bool:
@@ -213,7 +219,8 @@ def test_every_job_under_faults_and_kills_loses_and_doubles_nothing(tmp_path: Pa
                 rounds += 1
         finally:
             chaos.stop()
-            injected = fault_counts(admin)
+            chaos.injected.update(fault_counts(admin))
+            injected = dict(chaos.injected)
             clear_faults(admin)
         duration = time.monotonic() - started
 
