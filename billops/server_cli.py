@@ -131,7 +131,7 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
     try:
         os.killpg(pid, sig)
     except ProcessLookupError:
-        pass
+        return  # the group has already ended: nothing to signal
     except PermissionError:
         os.kill(pid, sig)
 

@@ -17,6 +17,7 @@ limit that is missing is an error, never a silent run without a limit.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,11 +51,9 @@ def ensure_limit(name: str, slots: int) -> bool:
     from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
     with get_client(sync_client=True) as client:
-        try:
+        with contextlib.suppress(ObjectNotFound):  # missing: created below
             client.read_global_concurrency_limit_by_name(name)
             return False
-        except ObjectNotFound:
-            pass
         try:
             client.create_global_concurrency_limit(
                 GlobalConcurrencyLimitCreate(name=name, limit=slots)
