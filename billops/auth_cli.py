@@ -204,6 +204,21 @@ def login(
         f"Logged in: block {block!r} saved ({saved.environment}, {saved.api_url}, "
         f"rotation {saved.rotation}). Check it with: billops auth status --block {block}"
     )
+    _offer_in_run_forms(block)
+
+
+def _offer_in_run_forms(block: str) -> None:
+    """List the new block in the deployments' run forms (they offer only the blocks that existed
+    when their schema was saved). The login itself is done: a failure here is only a hint."""
+    from billops.deploy_cli import offer_biller_choices
+
+    try:
+        offer_biller_choices()
+    except Exception as exc:  # the credential is saved; the form's list is a convenience
+        typer.echo(
+            f"(the run forms do not list {block!r} yet: {type(exc).__name__}; "
+            "`billops deploy` refreshes them)"
+        )
 
 
 def _oauth(settings: dict[str, Any]) -> Any:

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prefect.client.orchestration import get_client
 from typer.testing import CliRunner
 
 from billing_api import OAuthError, RecoveryDirectory
 from billops.cli import app
 from blocks import BillerCredentials
+from flows.payment_requests import import_payment_requests
 from tests.support.cli import ROOT, billops_command, cli_env
 from tests.support.consent import approve
 from tests.support.credentials import register_block_secrets, save_connected_block, unique_name
@@ -56,6 +58,8 @@ def test_login_with_the_loopback_listener(
     app_credentials = admin.create_app(name="billops CLI")
     biller_id = admin.create_biller("Loopback Login Ltd")
     name = unique_name("login")
+    form = import_payment_requests.to_deployment(name=unique_name("form"))
+    deployment_id = form.apply()
     process, url = _start_login(
         billops_home,
         app_credentials.client_secret,
@@ -83,6 +87,10 @@ def test_login_with_the_loopback_listener(
         f"{admin.root}/api/biller", headers={"Authorization": f"Bearer {tokens.access_token}"}
     )
     assert me.json()["id"] == biller_id
+    # The run forms list the new block at once, not only after the next `billops deploy`.
+    with get_client(sync_client=True) as client:
+        schema = client.read_deployment(deployment_id).parameter_openapi_schema
+    assert name in schema["properties"]["biller"]["enum"]
 
 
 def test_login_with_a_pasted_redirect_checks_the_state(
