@@ -22,6 +22,7 @@ from sandbox.routes import (
     admin,
     admin_customers,
     admin_faults,
+    admin_secrets,
     admin_webhooks,
     biller,
     bulk_import,
@@ -126,6 +127,7 @@ def create_app(settings: SandboxSettings) -> FastAPI:
     app.include_router(admin.router)
     app.include_router(admin_customers.router)
     app.include_router(admin_webhooks.router)
+    app.include_router(admin_secrets.router)
     app.include_router(export_routes.router)
     app.state.faults = FaultState(settings.faults)
     app.include_router(admin_faults.router)

@@ -9,14 +9,21 @@ with :func:`register_log`. At the end of the session the plugin scans
 - every registered log (a file path or a text),
 - every file of a registered tree (:func:`register_tree`: a directory where billops keeps state,
   whose only places allowed to hold a token are named, such as the recovery journal),
+- every column of every table of a registered database (:func:`register_database`: the ledger,
+  but the columns named as holding a credential),
 
-for every registered secret, and fails the session listing which logs leaked — never the secret.
+for every registered secret, and for every secret a sandbox issued (:func:`register_issued`: the
+sandbox lists the digests of every client secret, code and token it handed out, so a token
+rotated by a worker process the test never saw is found too, and its webhook signing secrets and
+target credentials), and fails the session listing which logs leaked — never the secret.
 Registered as ``pytest_plugins`` in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import fields, is_dataclass
@@ -33,6 +40,8 @@ _secrets: set[str] = set()
 _texts: list[tuple[str, str]] = []
 _paths: list[tuple[str, Path]] = []
 _leaks: list[str] = []
+_digests: set[str] = set()  # SHA-256 hex digests of issued secrets (the sandbox's own list)
+_prefixes: set[str] = set()  # what those secrets start with (to find candidates in a text)
 
 T = TypeVar("T")
 
@@ -68,12 +77,92 @@ def register_tree(root: Path, *, allowed: Iterable[Path] = (), label: str) -> No
         register_log(text, label=f"{label}: {path.relative_to(root)}")
 
 
-def find_leaks(secrets: Iterable[str], logs: Iterable[tuple[str, str]]) -> list[str]:
-    """The labels of the logs that contain any of ``secrets`` (each label once, in order)."""
+def register_issued(admin_http: Any) -> int:
+    """Every secret the sandbox behind ``admin_http`` (an ``httpx.Client`` on its root, such as
+    ``SandboxAdmin.http``) issued so far: digests of client secrets, codes and tokens, webhook
+    credentials in clear. Call it while the sandbox runs, after the last token was rotated;
+    returns how many secrets were registered."""
+    answer = admin_http.get("/_sandbox/secrets")
+    answer.raise_for_status()
+    body = answer.json()
+    with _guard:
+        _digests.update(body["digests"])
+        _prefixes.update(body["prefixes"])
+    for value in body["clear"]:
+        register_secret(value)
+    return len(body["digests"]) + len(body["clear"])
+
+
+def register_database(url: str, *, allowed: Iterable[str] = (), label: str) -> None:
+    """Scan every column of every table of the database at ``url`` (read now), but the
+    ``table.column`` names in ``allowed`` (:func:`database_texts`)."""
+    for table, text in database_texts(url, allowed=allowed, label=label):
+        register_log(text, label=table)
+
+
+def database_texts(url: str, *, allowed: Iterable[str] = (), label: str) -> list[tuple[str, str]]:
+    """``(label: <table>, every row's values)`` for every table of the database at ``url``
+    (SQLAlchemy URL), but the ``table.column`` names in ``allowed``: columns meant to hold a
+    credential, such as the ledger's sealed token journal."""
+    from sqlalchemy import MetaData, create_engine, select
+
+    kept = set(allowed)
+    engine = create_engine(url)
+    found: list[tuple[str, str]] = []
+    try:
+        meta = MetaData()
+        meta.reflect(engine)
+        if not meta.tables:  # a scan that looked at nothing must not pass
+            raise ValueError(f"{label}: no table to scan in {engine.url!r}")
+        with engine.connect() as db:
+            for name, table in sorted(meta.tables.items()):
+                columns = [c for c in table.columns if f"{name}.{c.name}" not in kept]
+                if columns:
+                    rows = db.execute(select(*columns))
+                    text = "\n".join("\t".join(_as_text(v) for v in row) for row in rows)
+                    found.append((f"{label}: {name}", text))
+    finally:
+        engine.dispose()
+    return found
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="replace")
+    return "" if value is None else str(value)
+
+
+def _candidates(prefixes: Iterable[str]) -> re.Pattern[str] | None:
+    """Token-shaped pieces of a text: a known prefix, then the URL-safe alphabet."""
+    ordered = sorted(set(prefixes), key=len, reverse=True)
+    if not ordered:
+        return None
+    return re.compile("(?:" + "|".join(map(re.escape, ordered)) + ")[A-Za-z0-9_-]{8,}")
+
+
+def find_leaks(
+    secrets: Iterable[str],
+    logs: Iterable[tuple[str, str]],
+    *,
+    digests: Iterable[str] = (),
+    prefixes: Iterable[str] = (),
+) -> list[str]:
+    """The labels of the logs that contain any of ``secrets``, or a token-shaped piece (starting
+    with one of ``prefixes``) whose SHA-256 hex digest is in ``digests`` (each label once)."""
     wanted = [s for s in secrets if s]
+    hashed = set(digests)
+    pattern = _candidates(prefixes) if hashed else None
     leaked: list[str] = []
     for label, text in logs:
-        if label not in leaked and any(secret in text for secret in wanted):
+        if label in leaked:
+            continue
+        if any(secret in text for secret in wanted) or (
+            pattern is not None
+            and any(
+                hashlib.sha256(found.encode()).hexdigest() in hashed
+                for found in pattern.findall(text)
+            )
+        ):
             leaked.append(label)
     return leaked
 
@@ -177,14 +266,14 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.Fix
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     with _guard:
-        secrets = set(_secrets)
+        secrets, digests, prefixes = set(_secrets), set(_digests), set(_prefixes)
         logs = list(_texts)
         for label, path in _paths:
             try:
                 logs.append((label, path.read_text(encoding="utf-8", errors="replace")))
             except OSError:
                 logs.append((label, ""))
-    leaked = find_leaks(secrets, logs)
+    leaked = find_leaks(secrets, logs, digests=digests, prefixes=prefixes)
     with _guard:
         _leaks.extend(f"secret found in: {label}" for label in leaked)
         failed = bool(_leaks)
@@ -195,7 +284,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     with _guard:
         leaks = list(_leaks)
-        count = len(_secrets)
+        count = len(_secrets) + len(_digests)
     if leaks:
         terminalreporter.section("secret scan", sep="=", red=True, bold=True)
         for line in leaks:
