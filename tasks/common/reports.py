@@ -43,7 +43,9 @@ def neutralise(cell: object) -> str:
     coming back from the service would run in the finance team's spreadsheet) gets a leading
     apostrophe; plain numbers, signed or not, are kept."""
     text = "" if cell is None else str(cell)
-    if text.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER_RE.match(text):
+    # fullmatch: ``$`` alone also matches before a final line break, so "-\n" passed as a number
+    # here while the columnar path (RE2, whose ``$`` is the end) neutralised it.
+    if text.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER_RE.fullmatch(text):
         return "'" + text
     return text
 
