@@ -26,12 +26,11 @@ so it depends on the token set, never on the OAuth client.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from billing_api._exceptions import (
     BillingApiError,
@@ -40,9 +39,12 @@ from billing_api._exceptions import (
     ReauthorizationRequired,
     TokenStoreError,
 )
+from billing_api._lock_waiting import DEFAULT_REREAD_SECONDS, FIRST_REREAD_SECONDS, LockWaiting
 from billing_api._recovery import JournalState, RefreshIntent, TokenJournal
-from billing_api._refresh_lock import RefreshLock, lock_timeout
-from billing_api._token_set import StaleTokenSet, TokenResponse, TokenSet, scrub, utc_now
+from billing_api._refresh_lock import RefreshLock
+from billing_api._token_journaling import JournalKeeper
+from billing_api._token_set import StaleTokenSet, TokenSet, scrub, utc_now
+from billing_api._token_store import TokenEndpoint, TokenStore
 
 __all__ = ["TokenEndpoint", "TokenManager", "TokenStore"]
 
@@ -50,63 +52,6 @@ _log = logging.getLogger(__name__)
 
 #: How long a worker waits for the refresh lock before it gives up (re-reading meanwhile).
 DEFAULT_LOCK_TIMEOUT = 120.0
-#: How often, at most, a waiting worker re-reads the store for a token another worker rotated.
-#: The first re-read comes after ``FIRST_REREAD_SECONDS`` (the holder is usually about to finish);
-#: a worker that keeps waiting doubles the interval up to this, and a worker that takes the lock
-#: starts again from the first: many waiters must not drown the store in reads.
-DEFAULT_REREAD_SECONDS = 5.0
-FIRST_REREAD_SECONDS = 0.5
-#: How often a waiter looks at the lock (and at its record of the store's rotation).
-LOCK_POLL_SECONDS = 0.025
-
-
-@runtime_checkable
-class TokenStore(Protocol):
-    """Where one credential's token set lives (a Prefect block, a file, ...)."""
-
-    def read(self) -> TokenSet:
-        """The token set as stored now (never a cached copy)."""
-        ...
-
-    def write(self, tokens: TokenSet, *, expected_rotation: int) -> None:
-        """Store ``tokens`` if the stored rotation is still ``expected_rotation``.
-
-        Raises :class:`StaleTokenSet` otherwise.
-        """
-        ...
-
-    def refresh_lock(self) -> RefreshLock:
-        """A handle on the per-credential refresh lock; it spans every process (and machine)
-        that refreshes this credential."""
-        ...
-
-    @property
-    def name(self) -> str:
-        """A short name for log lines and the journal (no secrets)."""
-        ...
-
-    @property
-    def reauthorize_command(self) -> str | None:
-        """The command a person runs to log in again, e.g. ``billops auth login --block acme``."""
-        ...
-
-    @property
-    def recover_command(self) -> str | None:
-        """The command that puts a journal's token set into the store when no worker runs."""
-        ...
-
-    @property
-    def unlock_command(self) -> str | None:
-        """The command that frees the refresh lock of a holder that is gone."""
-        ...
-
-
-class TokenEndpoint(Protocol):
-    """The refresh grant of a token endpoint (:class:`~billing_api.oauth.OAuthClient` is one)."""
-
-    def refresh(self, refresh_token: str) -> TokenResponse:
-        """Exchange ``refresh_token`` (single use) for a new token set."""
-        ...
 
 
 def _maybe_processed(error: BillingApiError) -> bool:
@@ -118,7 +63,7 @@ def _maybe_processed(error: BillingApiError) -> bool:
     return False
 
 
-class TokenManager:
+class TokenManager(LockWaiting):
     """Hands out access tokens for one credential, refreshing it by the procedure above.
 
     Thread-safe: threads of one process share one in-memory token set and queue on a
@@ -145,12 +90,12 @@ class TokenManager:
     ) -> None:
         self._store = store
         self._endpoint = endpoint
-        self._journal = journal
         self._lock_timeout = lock_timeout
         self._reread_max = reread_seconds
         self._reread = min(FIRST_REREAD_SECONDS, reread_seconds)
         self._now = now
         self._log = logger or _log
+        self._journal = JournalKeeper(journal, store, self._log)
         self._sleep = sleep
         self._write_attempts = max(1, write_attempts)
         self._write_backoff = write_backoff
@@ -177,7 +122,7 @@ class TokenManager:
     @property
     def journal(self) -> TokenJournal | None:
         """Where new token sets are kept until the store has them."""
-        return self._journal
+        return self._journal.journal
 
     @property
     def current(self) -> TokenSet | None:
@@ -222,76 +167,6 @@ class TokenManager:
             self._lock = self._store.refresh_lock()
         return self._lock
 
-    def _wait_for_lock(self, lock: RefreshLock, rejected: str | None) -> TokenSet | None:
-        """Take ``lock`` (None), or return a usable token set another worker stored meanwhile.
-
-        While waiting, the store is re-read on a backing-off timer (see ``DEFAULT_REREAD_SECONDS``).
-        Between re-reads, a worker the lock's record shows to be behind the store (another
-        worker saved a rotation this one has not read) does not compete for the lock: under it,
-        it would only read the store and leave, keeping the worker that refreshes waiting. Reading
-        on the timer rather than at once on every rotation keeps a crowd of waiters from
-        drowning the store in reads while the holder saves. A waiter that has read the store is
-        no longer behind: if the token it found is spent too, it competes and refreshes.
-        """
-        start = time.monotonic()
-        deadline = start + self._lock_timeout
-        next_read = start + self._reread * (0.75 + 0.5 * random.random())
-        store_down: TokenStoreError | None = None
-        # The newest rotation this waiter knows the store to hold (from memory or a read).
-        seen = self._current.rotation if self._current is not None else None
-        while True:
-            now = time.monotonic()
-            if now >= next_read:
-                # Jitter: waiters that started together re-read the store at different moments.
-                self._reread = min(self._reread * 2, self._reread_max)
-                next_read = now + self._reread * (0.75 + 0.5 * random.random())
-                try:
-                    stored = self._newer(self._read_store())
-                except TokenStoreError as error:
-                    if store_down is None:  # once per wait: the lock holder meets it too
-                        self._log.warning("while waiting for the refresh lock: %s", error)
-                    store_down = error
-                else:
-                    if self._reusable(stored, rejected):
-                        return stored
-                    # Spent too (or the one rejected): nothing to wait for; compete.
-                    seen = stored.rotation if seen is None else max(seen, stored.rotation)
-            elif self._behind(lock, seen):
-                time.sleep(min(LOCK_POLL_SECONDS, max(0.0, next_read - now)))
-            elif self._try_acquire(lock, min(LOCK_POLL_SECONDS * 10, max(0.0, next_read - now))):
-                self._reread = min(FIRST_REREAD_SECONDS, self._reread_max)
-                return None
-            if time.monotonic() >= deadline:
-                raise lock_timeout(
-                    lock,
-                    timeout=self._lock_timeout,
-                    store=self._store.name,
-                    unlock_command=self._store.unlock_command,
-                )
-
-    @staticmethod
-    def _behind(lock: RefreshLock, seen: int | None) -> bool:
-        """Whether the lock's record shows the store past rotation ``seen``."""
-        if seen is None:
-            return False
-        try:
-            peeked = lock.peek_rotation()
-        except Exception:  # only an optimisation: when in doubt, compete for the lock
-            return False
-        return peeked is not None and peeked > seen
-
-    def _try_acquire(self, lock: RefreshLock, wait: float) -> bool:
-        try:
-            return lock.try_acquire(wait)
-        except TokenStoreError:
-            raise
-        except Exception as error:
-            raise TokenStoreError(
-                self._store.name,
-                f"the refresh lock of {self._store.name} ({lock.description}) could not be "
-                f"taken: {type(error).__name__}: {error}",
-            ) from error
-
     # --- under the lock ---------------------------------------------------------------------
     def _under_lock(self, lock: RefreshLock, rejected: str | None) -> str:
         current, untouched = self._current, lock.untouched_since_release()
@@ -302,7 +177,7 @@ class TokenManager:
         else:
             stored = self._read_store()
         self._stored_rotation = stored.rotation
-        state = self._journal_state()
+        state = self._journal.state()
         stored = self._adopt(stored, state)
         base = self._newer(stored)
         if self._reusable(base, rejected):
@@ -323,10 +198,10 @@ class TokenManager:
         newest = max(candidates, key=lambda t: t.rotation, default=None)
         if newest is None or newest.rotation <= stored.rotation:
             if state.tokens is not None:
-                self._settle(stored.rotation)
+                self._journal.settle(stored.rotation)
             return stored
         source = (
-            f"the recovery journal {self._journal_location()}"
+            f"the recovery journal {self._journal.location()}"
             if newest is state.tokens
             else "this process's memory"
         )
@@ -357,19 +232,19 @@ class TokenManager:
         ``pending`` is an intent an earlier process left in the journal with no token set after
         it: if the refresh token turns out dead, that is why.
         """
-        self._journal_intent(base.rotation)
+        self._journal.intent(base.rotation)
         try:
             response = self._endpoint.refresh(base.refresh_token)
         except (OAuthError, OutcomeUnknown) as error:
             if not _maybe_processed(error):
-                self._journal_clear_intent()
+                self._journal.clear_intent()
                 raise
             return self._after_failed_refresh(base, seen, error, recheck=recheck, pending=pending)
         except BillingApiError:  # refused before anything was sent (no connection)
-            self._journal_clear_intent()
+            self._journal.clear_intent()
             raise
         new = response.to_token_set(base.rotation + 1, fallback_refresh_token=base.refresh_token)
-        journaled = self._journal_record(new)
+        journaled = self._journal.record(new)
         self._current = new
         if self._after_grant is not None:
             self._after_grant(new)
@@ -390,7 +265,7 @@ class TokenManager:
         stored = self._read_store()
         self._stored_rotation = stored.rotation
         if recheck and stored.refresh_token not in (seen.refresh_token, base.refresh_token):
-            self._journal_clear_intent()
+            self._journal.clear_intent()
             self._log.warning(
                 "refresh of %s failed (%s) but the store holds a newer token set (rotation %d); "
                 "using it",
@@ -402,7 +277,7 @@ class TokenManager:
                 self._current = stored
                 return self._token_of(stored)
             return self._refresh(stored, seen=stored, recheck=False, pending=None)
-        self._journal_clear_intent()
+        self._journal.clear_intent()
         name = self._store.name
         if isinstance(error, OAuthError) and error.is_invalid_grant:
             reason = (
@@ -465,7 +340,7 @@ class TokenManager:
                     self._sleep(self._write_backoff * 2 ** (attempt - 1))
             else:
                 self._stored_rotation = new.rotation
-                self._settle(new.rotation)
+                self._journal.settle(new.rotation)
                 return True
         self._stored_rotation = None  # a failed write may or may not have landed
         return False
@@ -481,7 +356,7 @@ class TokenManager:
                 "runs, run `%s`",
                 name,
                 new.rotation,
-                self._journal_location(),
+                self._journal.location(),
                 command,
             )
         else:
@@ -493,81 +368,13 @@ class TokenManager:
                 new.rotation,
             )
 
-    # --- the journal (its failures never stop a refresh: they are logged) ------------------
-    def _journal_location(self) -> str:
-        return self._journal.location(self._store.name) if self._journal else "(none)"
-
-    def _journal_state(self) -> JournalState:
-        if self._journal is None:
-            return JournalState()
-        try:
-            return self._journal.state(self._store.name)
-        except Exception as error:  # the journal's failures never stop a refresh
-            self._log.error(
-                "recovery journal %s of %s is unreadable (%s: %s); going on without it",
-                self._journal_location(),
-                self._store.name,
-                type(error).__name__,
-                error,
-            )
-            return JournalState()
-
-    def _journal_intent(self, from_rotation: int) -> None:
-        if self._journal is None:
-            return
-        try:
-            self._journal.record_intent(self._store.name, from_rotation=from_rotation)
-        except Exception as error:  # logged; the refresh goes on
-            self._log.warning(
-                "could not note the refresh of %s in %s (%s)",
-                self._store.name,
-                self._journal_location(),
-                type(error).__name__,
-            )
-
-    def _journal_record(self, new: TokenSet) -> bool:
-        if self._journal is None:
-            return False
-        try:
-            self._journal.record(self._store.name, new)
-        except Exception as error:  # logged; the refresh goes on
-            self._log.critical(
-                "rotation %d of %s could not be written to the recovery journal %s (%s); "
-                "saving it to the store directly",
-                new.rotation,
-                self._store.name,
-                self._journal_location(),
-                type(error).__name__,
-            )
-            return False
-        return True
-
-    def _journal_clear_intent(self) -> None:
-        if self._journal is None:
-            return
-        try:
-            self._journal.clear_intent(self._store.name)
-        except Exception as error:  # logged; the refresh goes on
-            self._log.warning(
-                "could not clear the refresh intent of %s (%s)", self.name, type(error).__name__
-            )
-
-    def _settle(self, stored_rotation: int) -> None:
-        if self._journal is None:
-            return
-        try:
-            self._journal.settle(self._store.name, stored_rotation=stored_rotation)
-        except Exception as error:  # logged; the refresh goes on
-            self._log.warning(
-                "the store of %s holds rotation %d but its recovery records could not be "
-                "removed from %s (%s); the next lock holder removes them",
-                self._store.name,
-                stored_rotation,
-                self._journal_location(),
-                type(error).__name__,
-            )
-
     # --- small helpers ----------------------------------------------------------------------
+    def _store_name(self) -> str:
+        return self._store.name
+
+    def _unlock_command(self) -> str | None:
+        return self._store.unlock_command
+
     @staticmethod
     def _token_of(tokens: TokenSet) -> str:
         assert tokens.access_token is not None
