@@ -32,7 +32,6 @@ REPORT_ENCODING = "utf-8-sig"
 REPORT_MODE = 0o644
 MAX_ARTIFACT_ROWS = 500
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_FORMULA_START = r"^[=+\-@\t\r]"
 _PLAIN_NUMBER = r"^[+-]?(\d[\d,]*)?(\.\d+)?%?$"
 _PLAIN_NUMBER_RE = re.compile(_PLAIN_NUMBER)
 _NOT_KEY = re.compile(r"[^a-z0-9]+")
@@ -52,11 +51,70 @@ def neutralise(cell: object) -> str:
 
 def neutralise_column(values: pa.Array) -> pa.Array:
     """:func:`neutralise` over a whole string column, as one vectorised step."""
-    starts = pc.match_substring_regex(values, _FORMULA_START)
-    if not pc.any(starts).as_py():
+    values = _as_string(values)
+    risky = _formula_rows(values, *_parts(values))
+    if risky is None:
         return values
-    risky = pc.and_(starts, pc.invert(pc.match_substring_regex(values, _PLAIN_NUMBER)))
-    return pc.if_else(risky, pc.binary_join_element_wise("'", values, ""), values)
+    return pc.if_else(pa.array(risky), pc.binary_join_element_wise("'", values, ""), values)
+
+
+def _as_string(values: pa.Array) -> pa.Array:
+    values = values if values.type == pa.string() else values.cast(pa.string())
+    # A null would make its whole line null, and the line would be missing from the file.
+    return pc.fill_null(values, "") if values.null_count else values
+
+
+def _parts(values: pa.Array) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """A string column's value boundaries (one more than its values) and its bytes, as numpy
+    views of Arrow's own buffers (nothing copied)."""
+    _, offsets, data = values.buffers()
+    ends = np.frombuffer(offsets, np.int32)[values.offset : values.offset + len(values) + 1]
+    body = np.frombuffer(data, np.uint8) if data is not None and data.size else _NO_BYTES
+    return ends, body
+
+
+def _rows_holding(
+    ends: np.ndarray[Any, Any], body: np.ndarray[Any, Any], wanted: bytes
+) -> np.ndarray[Any, Any] | None:
+    """Which values hold any of the bytes ``wanted`` (None when none does): one pass over the
+    column's bytes finds them, and each is mapped to its value by its position."""
+    span = body[ends[0] : ends[-1]]
+    found = span == wanted[0]
+    for byte in wanted[1:]:
+        found |= span == byte
+    hits = np.flatnonzero(found)
+    if not len(hits):
+        return None
+    rows = np.zeros(len(ends) - 1, dtype=bool)
+    rows[np.searchsorted(ends, hits + ends[0], side="right") - 1] = True
+    return rows
+
+
+def _formula_rows(
+    values: pa.Array, ends: np.ndarray[Any, Any], body: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any] | None:
+    """Which values a spreadsheet would run (see :func:`neutralise`), or None when none would.
+
+    The formula characters are ASCII, so a value's first byte says whether it starts with one;
+    only those values are matched against the plain-number pattern."""
+    starts = ends[:-1]
+    filled = np.flatnonzero(ends[1:] > starts)
+    if not len(filled):
+        return None
+    first = body[starts[filled]]
+    starting = first == _FORMULA_BYTES[0]
+    for byte in _FORMULA_BYTES[1:]:
+        starting |= first == byte
+    candidates = filled[starting]
+    if not len(candidates):
+        return None
+    plain = pc.match_substring_regex(pc.take(values, pa.array(candidates)), _PLAIN_NUMBER)
+    risky = candidates[~np.asarray(plain.to_numpy(zero_copy_only=False), dtype=bool)]
+    if not len(risky):
+        return None
+    rows = np.zeros(len(values), dtype=bool)
+    rows[risky] = True
+    return rows
 
 
 def sibling_path(input_path: Path, label: str) -> Path:
@@ -91,7 +149,7 @@ def write_csv_columns(
             handle.write(head.getvalue().encode(REPORT_ENCODING))
             for columns in batches:
                 if len(columns[0]):
-                    handle.write(_csv_bytes(columns))
+                    _write_lines(handle, _csv_lines(columns))
         os.chmod(temporary, REPORT_MODE)  # mkstemp's 0600 would hide the report from the team
         os.replace(temporary, path)
     except BaseException:
@@ -102,30 +160,42 @@ def write_csv_columns(
 
 # The csv module's "excel" dialect, reproduced byte for byte: a field is quoted when it holds
 # the delimiter, the quote or a line break, quotes are doubled, rows end in CRLF.
-_NEEDS_QUOTES = r'[",\r\n]'
+_NEEDS_QUOTES = b'",\r\n'
+_FORMULA_BYTES = "".join(FORMULA_PREFIXES).encode("ascii")
+_NO_BYTES = np.zeros(0, dtype=np.uint8)
 
 
 def _csv_field(values: pa.Array) -> pa.Array:
-    needs = pc.match_substring_regex(values, _NEEDS_QUOTES)
-    if not pc.any(needs).as_py():
+    """One column of a batch neutralised and quoted as the csv module would write it. Both are
+    decided on the column's bytes (numpy over Arrow's buffers, see :func:`_rows_holding`), so a
+    column with nothing to change, the usual one, costs a pass over its bytes and no more."""
+    values = _as_string(values)
+    ends, body = _parts(values)
+    risky = _formula_rows(values, ends, body)
+    needs = _rows_holding(ends, body, _NEEDS_QUOTES)  # an apostrophe changes none of these
+    if risky is not None:
+        values = pc.if_else(pa.array(risky), pc.binary_join_element_wise("'", values, ""), values)
+    if needs is None:
         return values
     quoted = pc.binary_join_element_wise('"', pc.replace_substring(values, '"', '""'), '"', "")
-    return pc.if_else(needs, quoted, values)
+    return pc.if_else(pa.array(needs), quoted, values)
 
 
-def _csv_bytes(columns: Sequence[pa.Array]) -> bytes:
+def _csv_lines(columns: Sequence[pa.Array]) -> pa.Array:
     """The CSV lines of one batch of columns, as the csv module writes them (no Python loop)."""
-    fields = [_csv_field(neutralise_column(column.cast(pa.string()))) for column in columns]
-    row = pc.binary_join_element_wise(*fields, ",") if len(fields) > 1 else fields[0]
+    fields = [_csv_field(column) for column in columns]
     if len(fields) == 1:  # the csv module writes a lone empty field as "", not as nothing
-        row = pc.if_else(pc.equal(row, ""), '""', row)
-    lines = pc.binary_join_element_wise(row, "\r\n", "")
-    _, offsets, body = lines.buffers()
-    if body is None or offsets is None:
-        return b""
-    ends = np.frombuffer(offsets, dtype=np.int32)
-    start, stop = int(ends[lines.offset]), int(ends[lines.offset + len(lines)])
-    return bytes(memoryview(body)[start:stop])
+        fields[0] = pc.if_else(pc.equal(fields[0], ""), '""', fields[0])
+    # The line end goes on the last field (one short column), not on the joined lines.
+    fields[-1] = pc.binary_join_element_wise(fields[-1], "\r\n", "")
+    return pc.binary_join_element_wise(*fields, ",") if len(fields) > 1 else fields[0]
+
+
+def _write_lines(handle: Any, lines: pa.Array) -> None:
+    """Arrow's bytes of ``lines`` straight to the file (a view, not a copy)."""
+    ends, body = _parts(lines)
+    if len(lines):
+        handle.write(memoryview(body[ends[0] : ends[-1]]))
 
 
 def _write(path: Path, header: Sequence[str], body: Callable[[Any], None]) -> Path:

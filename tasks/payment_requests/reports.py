@@ -140,6 +140,14 @@ def _good_outcomes(
     return status, request, errors, notes
 
 
+def _positions(lines: pa.Array, good_lines: pa.Array) -> pa.Array | None:
+    """Where each row of the file is among the good rows (null where it is not one), or None when
+    every row is good and in the same order (the usual large file: nothing to look up)."""
+    if len(good_lines) == len(lines) and pc.all(pc.equal(good_lines, lines)).as_py():
+        return None
+    return pc.index_in(lines, value_set=good_lines)
+
+
 def row_outcomes(
     parsed: ParsedFile,
     items: Mapping[str, ItemOutcome],
@@ -157,22 +165,18 @@ def row_outcomes(
         RowStatus.WOULD_IMPORT if dry_run else (RowStatus.PENDING if sent else RowStatus.NOT_SENT)
     )
     lines = parsed.table.lines
-    good_lines = parsed.good.table.column("line").combine_chunks()
+    count = len(parsed.good)
     if items or parsed.notes:
         status, request, errors, notes = _good_outcomes(parsed, items, default, existed_before)
+        good = [pa.array(values, pa.string()) for values in (status, request, errors, notes)]
     else:  # nothing answered yet: one status for every good row, without a loop over them
-        status, request, errors, notes = [default.value] * len(parsed.good), [], [], []
-    count = len(parsed.good)
-    good = [
-        pa.array(status, pa.string()),
-        pa.array(request or [""] * count, pa.string()),
-        pa.array(errors or [""] * count, pa.string()),
-        pa.array(notes or [""] * count, pa.string()),
-    ]
-    if len(good_lines) == len(lines) and pc.all(pc.equal(good_lines, lines)).as_py():
-        position: pa.Array = pa.array(np.arange(len(lines), dtype=np.int64))  # every row good
-    else:
-        position = pc.index_in(lines, value_set=good_lines)
+        empty = pa.repeat("", count)
+        good = [pa.repeat(default.value, count), empty, empty, empty]
+    position = _positions(lines, parsed.good.table.column("line").combine_chunks())
+    if position is None and not parsed.problems:  # every row good, in the file's order
+        return Outcomes(*good)
+    if position is None:
+        position = pa.array(np.arange(len(lines), dtype=np.int64))
     reasons = _reasons(parsed)
     bad_lines = pa.array(list(reasons), pa.int64())
     bad_text = pa.array(list(reasons.values()), pa.string())
@@ -181,11 +185,11 @@ def row_outcomes(
     for index, values in enumerate(good):
         from_good = pc.take(values, position)
         if index == 0:
-            fallback: pa.Array = pa.array([RowStatus.REJECTED.value] * len(lines), pa.string())
+            fallback: pa.Array = pa.repeat(RowStatus.REJECTED.value, len(lines))
         elif index == 2:
             fallback = pc.take(bad_text, bad_position)
         else:
-            fallback = pa.array([""] * len(lines), pa.string())
+            fallback = pa.repeat("", len(lines))
         columns.append(pc.fill_null(pc.coalesce(from_good, fallback), ""))
     return Outcomes(*columns)
 
@@ -249,8 +253,12 @@ def amount_by_status(
     parsed: ParsedFile, outcomes: Outcomes, deletions: Sequence[Deletion] = ()
 ) -> dict[str, Decimal]:
     """The total of the valid rows (and deletions) of each outcome, to the penny."""
+    lines = parsed.table.lines
     good_lines = parsed.good.table.column("line").combine_chunks()
-    status = pc.take(outcomes.status, pc.index_in(good_lines, value_set=parsed.table.lines))
+    if len(good_lines) == len(lines) and pc.all(pc.equal(good_lines, lines)).as_py():
+        status = outcomes.status  # every row good, in the file's order
+    else:
+        status = pc.take(outcomes.status, pc.index_in(good_lines, value_set=lines))
     pennies = parsed.good.table.column("amount_pennies").combine_chunks()
     grouped = pa.table({"status": status, "pennies": pennies}).group_by("status")
     totals = {
