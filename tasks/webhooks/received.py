@@ -43,6 +43,8 @@ def read_delivery(body: bytes, headers: Mapping[str, str]) -> NewWebhookEvent:
         value = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise DeliveryRefused(400, "malformed event: the body is not JSON") from None
+    except RecursionError:  # "[[[[...": json gives up deep inside; the sender's fault, not ours
+        raise DeliveryRefused(400, "malformed event: the body is nested too deeply") from None
     if not isinstance(value, dict):
         raise DeliveryRefused(400, "malformed event: the body is not a JSON object")
     lowered = {name.lower(): text for name, text in headers.items()}

@@ -147,16 +147,18 @@ def test_both_payload_shapes_are_read_and_keyed() -> None:
     assert first.event_id is None and "eventId" not in first.payload
 
 
-@pytest.mark.parametrize(
-    ("body", "status", "reason"),
-    [
-        (b"not json", 400, "not JSON"),
-        (b"[1, 2]", 400, "not a JSON object"),
-        (b'{"type":"INVOICE_CREATED","eventId":"e"}', 400, "billerId"),
-        (b'{"type":"INVOICE_CREATED","eventId":"e","billerId":"b"}', 400, "invoiceId"),
-        (b'{"pad":"' + b"x" * 300_000 + b'"}', 413, "over"),
-    ],
-)
+# Also swept through a running receiver by tests/webhooks/test_hostile_bodies.py.
+MALFORMED = [
+    (b"not json", 400, "not JSON"),
+    (b"[1, 2]", 400, "not a JSON object"),
+    (b'{"type":"INVOICE_CREATED","eventId":"e"}', 400, "billerId"),
+    (b'{"type":"INVOICE_CREATED","eventId":"e","billerId":"b"}', 400, "invoiceId"),
+    (b'{"pad":"' + b"x" * 300_000 + b'"}', 413, "over"),
+    (b"[" * 50_000 + b"]" * 50_000, 400, "nested too deeply"),  # was a 500 (RecursionError)
+]
+
+
+@pytest.mark.parametrize(("body", "status", "reason"), MALFORMED)
 def test_a_malformed_body_is_refused(body: bytes, status: int, reason: str) -> None:
     with pytest.raises(DeliveryRefused, match=reason) as refused:
         read_delivery(body, {"adfin-webhook-type": "invoice"})
