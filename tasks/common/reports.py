@@ -32,6 +32,7 @@ REPORT_ENCODING = "utf-8-sig"
 REPORT_MODE = 0o644
 MAX_ARTIFACT_ROWS = 500
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START = "".join(FORMULA_PREFIXES).encode("ascii")
 _PLAIN_NUMBER = r"^[+-]?(\d[\d,]*)?(\.\d+)?%?$"
 _PLAIN_NUMBER_RE = re.compile(_PLAIN_NUMBER)
 _NOT_KEY = re.compile(r"[^a-z0-9]+")
@@ -90,6 +91,28 @@ def _rows_holding(
     return rows
 
 
+def _first_byte_in(
+    ends: np.ndarray[Any, Any], body: np.ndarray[Any, Any], prefixes: bytes
+) -> np.ndarray[Any, Any]:
+    """The positions of the values whose first byte is one of ``prefixes``."""
+    starts = ends[:-1]
+    filled = np.flatnonzero(ends[1:] > starts)
+    first = body[starts[filled]]
+    starting = np.zeros(len(first), dtype=bool)
+    for byte in prefixes:
+        starting |= first == byte
+    return filled[starting]
+
+
+def starting_with(values: pa.Array, prefixes: bytes) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Which values of a string column start with one of the ASCII characters ``prefixes``, as
+    a numpy mask: read from the first byte of each value, without a pattern."""
+    values = _as_string(values)
+    rows = np.zeros(len(values), dtype=bool)
+    rows[_first_byte_in(*_parts(values), prefixes)] = True
+    return rows
+
+
 def _formula_rows(
     values: pa.Array, ends: np.ndarray[Any, Any], body: np.ndarray[Any, Any]
 ) -> np.ndarray[Any, Any] | None:
@@ -97,15 +120,7 @@ def _formula_rows(
 
     The formula characters are ASCII, so a value's first byte says whether it starts with one;
     only those values are matched against the plain-number pattern."""
-    starts = ends[:-1]
-    filled = np.flatnonzero(ends[1:] > starts)
-    if not len(filled):
-        return None
-    first = body[starts[filled]]
-    starting = first == _FORMULA_BYTES[0]
-    for byte in _FORMULA_BYTES[1:]:
-        starting |= first == byte
-    candidates = filled[starting]
+    candidates = _first_byte_in(ends, body, FORMULA_START)
     if not len(candidates):
         return None
     plain = pc.match_substring_regex(pc.take(values, pa.array(candidates)), _PLAIN_NUMBER)
@@ -161,7 +176,6 @@ def write_csv_columns(
 # The csv module's "excel" dialect, reproduced byte for byte: a field is quoted when it holds
 # the delimiter, the quote or a line break, quotes are doubled, rows end in CRLF.
 _NEEDS_QUOTES = b'",\r\n'
-_FORMULA_BYTES = "".join(FORMULA_PREFIXES).encode("ascii")
 _NO_BYTES = np.zeros(0, dtype=np.uint8)
 
 

@@ -26,6 +26,7 @@ from tasks.common.finance_files import (
     parse_tax_rate,
 )
 from tasks.common.finance_files.raw import RawTable
+from tasks.common.reports import FORMULA_START, starting_with
 from tasks.payment_requests import columns as col
 from tasks.payment_requests.customers import CustomerDirectory
 from tasks.payment_requests.model import CustomerKind
@@ -40,9 +41,7 @@ from tasks.payment_requests.rowcheck import (
 # Amounts the screen reads itself: £1,234.50 / 1234.5 (at most 2 decimals, short enough for int64
 # pennies). Anything else ("GBP 12", "1.234", "-4") goes to the row checks.
 _PLAIN_AMOUNT = r"^£?(\d{1,3}(,\d{3})+|\d+)(\.\d{1,2})?$"
-_AMOUNT_PARTS = r"^(?P<whole>\d+)(?:\.(?P<fraction>\d{1,2}))?$"
 _MAX_PLAIN_AMOUNT_CHARS = 16
-_FORMULA = r"^[=+\-@\t\r]"
 _KIND_OF_COLUMN: dict[str, CustomerKind] = {
     col.CUSTOMER_ID: "id",
     col.CUSTOMER_EXTERNAL_ID: "external_id",
@@ -79,6 +78,8 @@ def _per_distinct(
 ) -> tuple[pa.Array, np.ndarray[Any, np.dtype[np.bool_]]]:
     """``parse`` once per distinct non-empty value: the parsed column (null where empty or bad)
     and which rows were bad."""
+    if values.null_count == 0 and not pc.any(pc.not_equal(values, "")).as_py():
+        return pa.nulls(len(values), kind), np.zeros(len(values), dtype=bool)  # none filled in
     encoded = pc.dictionary_encode(values)
     parsed: list[Any] = []
     bad: list[bool] = []
@@ -147,10 +148,12 @@ def _amounts(
         pc.less_equal(pc.utf8_length(values), _MAX_PLAIN_AMOUNT_CHARS),
     )
     digits = pc.replace_substring(pc.replace_substring(values, "£", ""), ",", "")
-    parts = pc.extract_regex(pc.if_else(plain, digits, "0"), _AMOUNT_PARTS)
-    whole = pc.cast(pc.struct_field(parts, "whole"), pa.int64())
-    fraction = pc.utf8_rpad(pc.struct_field(parts, "fraction"), 2, "0")
-    pennies = pc.add(pc.multiply(whole, 100), pc.cast(fraction, pa.int64()))
+    # A plain amount has at most 2 decimals and 16 characters, so Arrow's cast to a two-decimal
+    # decimal is exact, and its unscaled integer (the low half of each 16-byte value) is pennies.
+    exact = pc.cast(pc.if_else(plain, digits, "0"), pa.decimal128(18, 2))
+    _, words = exact.buffers()
+    low = np.frombuffer(words, dtype=np.int64)[2 * exact.offset : 2 * (exact.offset + len(exact))]
+    pennies = pa.array(low[::2])
     ceiling = int(rules.max_row_amount * 100)
     good = pc.and_(plain, pc.and_(pc.greater(pennies, 0), pc.less_equal(pennies, ceiling)))
     return pennies, ~_mask(good)
@@ -179,7 +182,7 @@ def _formulas(table: RawTable) -> np.ndarray[Any, np.dtype[np.bool_]]:
     flagged = np.zeros(len(table), dtype=bool)
     for name in SENT_TEXT:
         if name in table.columns:
-            flagged |= _mask(pc.match_substring_regex(table.value(name), _FORMULA))
+            flagged |= starting_with(table.value(name), FORMULA_START)
     return flagged
 
 

@@ -191,12 +191,16 @@ def _column_of(table: RawTable, canonical: str) -> str:
 
 
 def _reference_problems(
-    table: RawTable, candidates: _Candidates, good: pa.Table, known: KnownPaymentRequests
+    table: RawTable,
+    candidates: _Candidates,
+    good: pa.Table,
+    known: KnownPaymentRequests,
+    counts: pa.StructArray,
 ) -> list[RowProblem]:
+    """``counts``: ``value_counts`` of the candidates' references."""
     column = _column_of(table, col.REFERENCE)
     lines, references = candidates.reference_lines, candidates.references
     problems = []
-    counts = pc.value_counts(pc.drop_null(references))
     for reference, on_lines in _duplicates(lines, references, counts).items():
         for line in on_lines:
             reason = f"duplicate reference: also on line {_others(on_lines, line)}"
@@ -220,13 +224,21 @@ def _reference_problems(
 
 
 def _external_id_problems(
-    table: RawTable, good: pa.Table, known: KnownPaymentRequests
+    table: RawTable, good: pa.Table, known: KnownPaymentRequests, *, references_distinct: bool
 ) -> list[RowProblem]:
+    """``references_distinct``: no two rows share a reference (see :func:`_references_distinct`)."""
     lines, ids = _column(good, "line"), _column(good, "external_id")
     derived = _column(good, "external_id_derived")
     problems = []
     column = _column_of(table, col.EXTERNAL_ID)
-    repeated = _duplicates(lines, ids)
+    every_id_derived = pc.all(derived).as_py() is not False
+    if every_id_derived and references_distinct and good.column("reference").null_count == 0:
+        # A derived id hashes the row's reference (derive.py): rows with different references
+        # have different ids (but for two 96-bit digests colliding, about 2^-57 in a million
+        # rows), so with every reference distinct no id can repeat.
+        repeated: dict[str, list[int]] = {}
+    else:
+        repeated = _duplicates(lines, ids)
     derived_lines = set(pc.filter(lines, derived).to_pylist()) if repeated else set()
     for key, on_lines in repeated.items():
         for line in on_lines:
@@ -345,10 +357,14 @@ def validate_table(
     screened = screen(table, customers, today, rules)
     candidates = _checked_rows(table, screened, customers, today, rules, biller)
     good = _revive_voided(candidates.good, known, biller)
+    counts = pc.value_counts(pc.drop_null(candidates.references))
+    references_distinct = (
+        len(counts) == len(candidates.references) - candidates.references.null_count
+    )
     problems = [
         *candidates.problems,
-        *_reference_problems(table, candidates, good, known),
-        *_external_id_problems(table, good, known),
+        *_reference_problems(table, candidates, good, known, counts),
+        *_external_id_problems(table, good, known, references_distinct=references_distinct),
         *_edit_problems(good, known),
     ]
     good = _without_lines(good, {p.line for p in problems})

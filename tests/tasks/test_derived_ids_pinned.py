@@ -110,3 +110,25 @@ def test_the_one_row_derivation_is_the_documented_formula() -> None:
 
     assert derived == by_hand == "bo-28b60db0eb35e8bff64ae8e5"
     assert next_round == "bo-08804b5b22d7327ce6f62515"
+
+
+def test_a_given_external_id_equal_to_another_rows_derived_one_fails_both(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    """Every reference differs, so derived ids cannot repeat among themselves (the check skips
+    counting them), but a row's own External ID can still be another row's derived id."""
+    header = ["Customer", "Amount", "Description", "Reference", "Pay by", "External ID"]
+    rows = [[*cells[:3], f"R{n}", cells[4], ""] for n, (cells, _) in enumerate(PLAIN)]
+    path = write_csv(tmp_path / "f.csv", rows, header=header)
+    first = parse_payment_request_file(path, customers=customers, today=TODAY, biller=BILLER)
+    assert not first.problems
+    rows[1][5] = first.rows[0].external_id  # the first row's derived id, given to the second
+
+    path = write_csv(tmp_path / "f.csv", rows, header=header)
+    parsed = parse_payment_request_file(path, customers=customers, today=TODAY, biller=BILLER)
+
+    assert [(p.line, p.column) for p in parsed.problems] == [
+        (2, "externalId (derived)"),
+        (3, "External ID"),
+    ]
+    assert [row.line for row in parsed.rows] == [4, 5]
