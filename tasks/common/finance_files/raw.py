@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -20,6 +21,7 @@ from tasks.common.finance_files.rows import InputRow
 
 BATCH_ROWS = 65_536
 EMPTY = pa.array([], type=pa.string())
+_BLANK = r"^\s*$"
 
 
 @dataclass(frozen=True)
@@ -89,14 +91,22 @@ class RawTable:
 
     def without_blank_rows(self) -> RawTable:
         """The table less rows whose every cell is empty or whitespace."""
-        if not len(self):
+        if not len(self) or not self.cells:
             return self
-        blank = pa.repeat(True, len(self))
-        for column in self.cells:
-            blank = pc.and_(blank, pc.match_substring_regex(column, r"^\s*$"))
+        # A blank row's first cell is blank: only rows whose first cell is are looked at further
+        # (in the usual file none are, and one column is scanned instead of every one).
+        blank = pc.match_substring_regex(self.cells[0], _BLANK)
         if not pc.any(blank).as_py():
             return self
-        return self.take(pc.indices_nonzero(pc.invert(blank)))
+        candidates = pc.indices_nonzero(blank)
+        for column in self.cells[1:]:
+            still = pc.match_substring_regex(pc.take(column, candidates), _BLANK)
+            candidates = pc.filter(candidates, still)
+            if not len(candidates):
+                return self
+        keep = np.ones(len(self), dtype=bool)
+        keep[candidates.to_numpy()] = False
+        return self.take(pa.array(np.flatnonzero(keep)))
 
 
 def concatenated(parts: Sequence[pa.Array], kind: pa.DataType) -> pa.Array:

@@ -33,6 +33,9 @@ from tasks.common.finance_files.rows import InputFileError, InputRow
 HEADER_SCAN_ROWS = 10
 HEAD_CHARS = 64 * 1024  # where the delimiter and the header are looked for
 ARROW_BLOCK_BYTES = 16 * 1024 * 1024
+# A file up to this size is parsed as one block, so each column arrives as one array and is not
+# copied again to join the blocks' pieces; a larger one is read in blocks of ARROW_BLOCK_BYTES.
+ARROW_ONE_BLOCK_BYTES = 256 * 1024 * 1024
 XLSX_SUFFIXES = frozenset({".xlsx", ".xlsm"})
 _ZIP_MAGIC = b"PK\x03\x04"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
@@ -198,10 +201,12 @@ def _arrow_table(
         return None
     physical = data.count(b"\n", offset) + (0 if data.endswith(b"\n") else 1)
     names = [f"c{position}" for position in range(len(header))]
+    rest = len(data) - offset
+    block = rest + 1 if rest < ARROW_ONE_BLOCK_BYTES else ARROW_BLOCK_BYTES
     try:
         read = pa_csv.read_csv(
             pa.BufferReader(pa.py_buffer(data)[offset:]),  # a view: the bytes are not copied
-            read_options=pa_csv.ReadOptions(column_names=names, block_size=ARROW_BLOCK_BYTES),
+            read_options=pa_csv.ReadOptions(column_names=names, block_size=block),
             parse_options=pa_csv.ParseOptions(delimiter=delimiter, quote_char=False),
             convert_options=pa_csv.ConvertOptions(
                 column_types=dict.fromkeys(names, pa.string()),
@@ -218,9 +223,14 @@ def _arrow_table(
         header=header,
         columns=columns,
         lines=pa.array(np.arange(first, first + read.num_rows, dtype=np.int64)),
-        cells=tuple(read.column(name).combine_chunks() for name in names),
+        cells=tuple(_one_array(read.column(name)) for name in names),
         widths=pa.repeat(pa.scalar(len(header), pa.int32()), read.num_rows),
     )
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array (its only chunk as it is, not a copy)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _xlsx_records(data: bytes, *, sheet: str | None, where: str) -> tuple[list[Record], str]:
