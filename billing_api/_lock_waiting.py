@@ -94,7 +94,10 @@ class LockWaiting:
                     # Spent too (or the one rejected): nothing to wait for; compete.
                     seen = stored.rotation if seen is None else max(seen, stored.rotation)
             elif self._behind(lock, seen):
-                time.sleep(min(LOCK_POLL_SECONDS, max(0.0, next_read - now)))
+                # Behind stays behind until this waiter re-reads the store (the record only moves
+                # on), so it sleeps until then instead of looking again every poll: 31 waiters
+                # peeking 40 times a second each took CPU from the holder on 2 cores.
+                time.sleep(max(0.0, min(next_read, deadline) - now))
             elif self._try_acquire(lock, min(LOCK_POLL_SECONDS * 10, max(0.0, next_read - now))):
                 self._reread = min(FIRST_REREAD_SECONDS, self._reread_max)
                 return None

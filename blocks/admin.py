@@ -24,7 +24,7 @@ from blocks._lock import LIMIT_PREFIX, PLATFORM_LIMIT_PREFIX, AdvisoryLock, refr
 from blocks.credentials import BillerCredentials
 
 if TYPE_CHECKING:
-    from billing_api import JournalState, TokenJournal, TokenSet
+    from billing_api import JournalState, RefreshIntent, TokenJournal, TokenSet
 
 # A rotation above any real one: settling up to it removes every record of a block.
 _ALL = sys.maxsize
@@ -111,15 +111,34 @@ def _recovered(name: str, journal: TokenJournal, path: Path | None) -> TokenSet:
     except (OSError, ValueError) as exc:
         raise RecoveryError(f"{journal.location(name)}: unreadable ({exc})") from None
     if state.tokens is None:
-        why = ""
-        if state.intent is not None:
-            why = (
-                f"; {state.intent} never finished: its process stopped after sending it, so no "
-                "token set was received"
-            )
-        where = journal.location(name)
-        raise RecoveryError(f"no recovery record for block {name!r} in {where}{why}")
+        raise RecoveryError(f"no recovery record for block {name!r} in {journal.location(name)}")
     return state.tokens
+
+
+def _ask_the_service(block: BillerCredentials, journal: TokenJournal, intent: RefreshIntent) -> str:
+    """What became of a refresh whose process stopped after noting its intent, with no token set
+    after it: the service is asked the only way it can be, by refreshing the block's token under
+    the lock as any worker would (``docs/credentials.md`` §3). Refused: the service granted the
+    lost refresh and its answer never arrived, so a person must log in again. Granted: the
+    request never reached the service, and the new token set is saved like any other."""
+    from billing_api import ReauthorizationRequired
+
+    what = f"{intent} never finished and no token set was received"
+    stored = block.read()
+    if stored.rotation > intent.from_rotation:
+        return f"{what}, but block {block.name!r} has moved on since (rotation {stored.rotation})"
+    manager = block.get_token_manager(journal=journal)
+    try:
+        manager.force_refresh(stored.access_token or "")
+    except ReauthorizationRequired:
+        return (
+            f"{what}: the service granted that refresh (the block's refresh token is spent) but "
+            f"its answer never arrived. Log in again: {block.reauthorize_command}"
+        )
+    return (
+        f"{what}, but it never reached the service: the block's refresh token still worked, "
+        f"and block {block.name!r} is now at rotation {block.read().rotation} (no login needed)"
+    )
 
 
 def restore_recovery(
@@ -133,9 +152,19 @@ def restore_recovery(
     the record. Returns the block's new rotation.
 
     Refuses (``RecoveryError``) when the block is already at or past the record's rotation,
-    unless ``force``.
+    unless ``force``. When the journal holds only the intent of a refresh whose process stopped
+    (no token set), the service is asked what became of it, and the error says: log in again
+    (it was granted and the answer lost), or nothing was lost (the block now holds a new
+    rotation).
     """
     journal = journal or default_journal()
+    if path is None:
+        try:
+            state = journal.state(block.name)
+        except (OSError, ValueError) as exc:
+            raise RecoveryError(f"{journal.location(block.name)}: unreadable ({exc})") from None
+        if state.tokens is None and state.intent is not None:
+            raise RecoveryError(_ask_the_service(block, journal, state.intent))
     recovered = _recovered(block.name, journal, path)
     with block.lock():
         current = block.read()

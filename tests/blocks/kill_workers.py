@@ -6,7 +6,8 @@ reads one command per line on stdin and answers on stdout:
 
 - ``spawn BLOCK SECONDS GAP OUTDIR [REREAD [keep-going]]`` forks a worker and prints its pid.
   The worker calls ``GET /biller`` through the block's refreshing client every 50 ms for
-  ``SECONDS``; right after each grant it writes ``OUTDIR/<pid>.gap`` and sleeps ``GAP`` seconds (a
+  ``SECONDS``; the instant each token-endpoint answer arrives goes to ``OUTDIR/<pid>.answers``;
+  right after each grant it writes ``OUTDIR/<pid>.gap`` and sleeps ``GAP`` seconds (a
   test-only widening of the gap between the grant and the block's save), then removes the file.
   With ``keep-going`` it does not stop at errors and logs each request to ``OUTDIR/<pid>.log``.
   At the end it writes
@@ -28,6 +29,9 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import cast
+
+import httpx
 
 # Imported before any fork, so that children start warm (the lazy imports of the refresh path).
 import prefect.client.orchestration  # noqa: F401
@@ -37,7 +41,7 @@ import blocks._journal  # noqa: F401
 import blocks._lock  # noqa: F401
 import blocks._prefect_api  # noqa: F401
 import ledger.settings  # noqa: F401
-from billing_api import BillingClient, RefreshingAuth, TokenSet
+from billing_api import BillingClient, OAuthClient, RefreshingAuth, TokenManager, TokenSet
 from blocks import BillerCredentials
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,6 +74,7 @@ def work(
     requests, last_ok = 0, False
     block = _load(name, keep_going)
     manager = block.get_token_manager(after_grant=in_the_gap, reread_seconds=reread)
+    _stamp_answers(manager, outdir / f"{pid}.answers")
     deadline = time.monotonic() + seconds
     with BillingClient(block.api_url, RefreshingAuth(manager), max_retries=0) as client:
         while time.monotonic() < deadline:
@@ -95,6 +100,19 @@ def work(
         "errors": errors[-20:],
         "ended_ok": last_ok,
     }
+
+
+def _stamp_answers(manager: TokenManager, path: Path) -> None:
+    """Append the instant each token-endpoint answer arrives (its headers) to ``path``: a worker
+    killed after its refresh intent tells by this whether the grant's answer had reached it (so
+    the loss would be ours) or not (the service had the request)."""
+    http = cast(OAuthClient, manager._endpoint)._http  # test-only instrumentation
+
+    def answered(response: httpx.Response) -> None:
+        with path.open("a") as handle:
+            handle.write(f"{time.time():.6f}\n")
+
+    http.event_hooks = {**http.event_hooks, "response": [answered]}
 
 
 def _load(name: str, keep_going: bool) -> BillerCredentials:

@@ -8,6 +8,10 @@ What the client cannot close alone is reported, not hidden: a worker killed afte
 rotated the token but before the answer reached it (a few milliseconds per rotation) leaves an
 intent in the journal and no token set. That trial counts as ``in_flight``; the credential is then
 lost, the next worker's error names that refresh, and the trial starts over from a new login.
+Each such loss is placed: the worker stamps the instant every token-endpoint answer reaches it,
+so the test knows the lost refresh's answer had not arrived when the kill came (the service held
+the request); a kill after the answer arrived and before the journal had it would be a window of
+ours, and fails the test.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from billing_api import RecoveryDirectory
+from billing_api import RecoveryDirectory, RefreshIntent
 from blocks import BillerCredentials
 from tests.blocks.kill_workers import Zygote
 from tests.support.credentials import (
@@ -48,6 +52,9 @@ class Tally:
     gap_kills: int = 0
     pending_at_trial_end: int = 0  # a gap kill no live worker had adopted yet
     in_flight: int = 0
+    # For each in-flight loss: ms from the lost refresh's intent to the kill; every one must have
+    # died before the grant's answer reached the worker (after it, the loss would be ours).
+    in_flight_ms: list[float] = field(default_factory=list)
     late_tokens: int = 0  # 401s of the next worker on a token that expired in transit
     rotations: int = 0
     problems: list[str] = field(default_factory=list)
@@ -72,6 +79,29 @@ def _wait_for_results(outdir: Path, pid: int, timeout: float) -> dict[str, objec
     return result
 
 
+def _where_it_died(
+    intent: RefreshIntent, killed_at: dict[int, float], outdir: Path, tally: Tally
+) -> None:
+    """Whether a worker lost in flight was killed before the grant's answer reached it (the
+    service had the request: nothing the client can do) or after (ours: a problem)."""
+    assert intent.pid is not None and intent.at is not None
+    began, killed = intent.at.timestamp(), killed_at.get(intent.pid)
+    if killed is None:
+        tally.problems.append(
+            f"trial {tally.trials}: in-flight intent of pid {intent.pid}, not killed"
+        )
+        return
+    path = outdir / f"{intent.pid}.answers"
+    stamps = [float(x) for x in path.read_text().split()] if path.exists() else []
+    answered = [t for t in stamps if began <= t <= killed]
+    tally.in_flight_ms.append(round((killed - began) * 1000, 1))
+    if answered:
+        tally.problems.append(
+            f"trial {tally.trials}: pid {intent.pid} was killed {(killed - answered[0]) * 1000:.1f}"
+            " ms after the grant's answer reached it, before the journal had the token set"
+        )
+
+
 def _run_trial(
     zygote: Zygote,
     name: str,
@@ -93,6 +123,7 @@ def _run_trial(
         kill_at = {pid: float("inf") for pid in pids}
     give_up = started + TRIAL_SECONDS + 1.5
     alive = set(pids)
+    killed_at: dict[int, float] = {}
     while alive:
         now = time.monotonic()
         if target_gap:
@@ -100,6 +131,7 @@ def _run_trial(
             if in_gap or now >= give_up:
                 if in_gap:
                     os.kill(in_gap[0], signal.SIGKILL)
+                    killed_at[in_gap[0]] = time.time()
                     alive.discard(in_gap[0])
                     tally.kills += 1
                     tally.gap_kills += 1
@@ -108,6 +140,7 @@ def _run_trial(
                 continue
         for pid in [p for p in alive if kill_at[p] <= now]:
             os.kill(pid, signal.SIGKILL)
+            killed_at[pid] = time.time()
             alive.discard(pid)
             tally.kills += 1
         time.sleep(0.005)
@@ -123,10 +156,14 @@ def _run_trial(
         tally.pending_at_trial_end += 1  # killed between the grant and the save
     elif ahead == 1 and state.intent is not None and state.intent.from_rotation == stored.rotation:
         tally.in_flight += 1
+        _where_it_died(state.intent, killed_at, outdir, tally)
     elif ahead != 0:
         tally.problems.append(
             f"trial {tally.trials}: {granted} grants, block at {stored.rotation}, journal {state}"
         )
+
+    for stamps in outdir.glob("*.answers"):
+        stamps.unlink()
 
     # The next worker, with nobody to help it.
     pid = zygote.spawn(name, 2.5, 0.0, outdir)
