@@ -65,25 +65,31 @@ def test_the_digest_changes_with_the_rules_only() -> None:
     assert parse_policy(MINIMAL.replace("30", "31")).digest != one.digest
 
 
-@pytest.mark.parametrize(
-    ("change", "where", "says"),
-    [
-        ("days_overdue: 30", "line 4", "greater than or equal to 0"),
-        ("{days_overdue: 30}", "line 4", "exactly one key"),
-        ('"1.00"', "line 5", "more than two decimal places"),
-        ("pause_auto_collect", "line 6", "'pause_auto_collect'"),
-        ("name: paused", "line 3", "a state name is lower case"),
-    ],
-)
-def test_each_mistake_names_the_line_and_the_key(change: str, where: str, says: str) -> None:
-    broken = {
-        "days_overdue: 30": "days_overdue: -1",
-        "{days_overdue: 30}": "{days_overdue: 30, unpaid_amount_at_least: 5}",
-        '"1.00"': '"1.001"',
-        "pause_auto_collect": "pause",
-        "name: paused": "name: Paused Now",
-    }[change]
-    message = error_of(MINIMAL.replace(change, broken))
+# (policy text, where, what the error says): one mistake each. Also swept through the job
+# itself by tests/delinquency/test_hostile_policies.py.
+MISTAKES = [
+    (MINIMAL.replace(change, broken), where, says)
+    for change, broken, where, says in [
+        ("days_overdue: 30", "days_overdue: -1", "line 4", "greater than or equal to 0"),
+        (
+            "{days_overdue: 30}",
+            "{days_overdue: 30, unpaid_amount_at_least: 5}",
+            "line 4",
+            "exactly one key",
+        ),
+        ('"1.00"', '"1.001"', "line 5", "more than two decimal places"),
+        ("pause_auto_collect", "pause", "line 6", "'pause_auto_collect'"),
+        ("name: paused", "name: Paused Now", "line 3", "a state name is lower case"),
+    ]
+] + [
+    (MINIMAL + "colour: blue\n", "line 8", "colour: Extra inputs are not permitted"),
+    ("name: x\nstates: [\n", "line 3", "not valid YAML"),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "says"), MISTAKES)
+def test_each_mistake_names_the_line_and_the_key(text: str, where: str, says: str) -> None:
+    message = error_of(text)
     assert message.startswith(f"p.yaml, {where}")
     assert says in message
 
