@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from rapidfuzz import fuzz, process
 
 from tasks.bank_payments._classify import CLASSES, CUSTOMER_PAYMENT, class_codes
-from tasks.bank_payments._kernels import strings
+from tasks.bank_payments._kernels import encoded, strings
 from tasks.bank_payments._references import MIN_REFERENCE, alias_table, references_by_line
 
 FULL, PARTIAL, OVERPAYMENT = "full", "partial", "overpayment"
@@ -119,8 +119,10 @@ def _prefixes(items: pd.DataFrame) -> list[str]:
     """The number prefixes the open items use (``INV``, ``PR``); both when nothing is open."""
     if items.empty:
         return ["INV", "PR"]  # a preview without a biller still finds numbers
-    keys = pa.array(items["key"].to_numpy(), pa.string())
-    found = pc.unique(pc.replace_substring_regex(keys, pattern=r"-.*$", replacement=""))
+    # Keys are canonical (``INV-42``: letters, a hyphen, digits): the prefix is what is left
+    # once the digits and the hyphen are trimmed off the end.
+    keys = pa.array(items["key"], pa.string())
+    found = pc.unique(pc.utf8_rtrim(keys, characters="-0123456789"))
     return [str(p) for p in found.to_pylist() if p]
 
 
@@ -143,23 +145,68 @@ def match_lines(
     matches = Matches(outcome, found if found is not None else _no_refs(), empty_allocations())
     if found is None or found.empty or items.empty:
         return matches
-    candidates = found.merge(item_keys(items), on="key", how="inner")
-    candidates = candidates.drop_duplicates(["line", "id"])
-    if candidates.empty:
+    keyed = item_keys(items)
+    left, row = _joined(found, keyed)
+    if len(row) == 0:
         return matches
     amounts = np.asarray(lines.column("amount").to_numpy(), dtype=np.int64)
-    candidates["amount"] = amounts[candidates["line"].to_numpy()]
-    per_line = candidates.groupby("line")["id"].transform("size")
-    per_item = candidates.groupby("id")["line"].transform("size")
-    simple = (per_line == 1) & (per_item == 1) & (candidates["amount"] == candidates["due"])
-    full = candidates[simple]
-    outcome[full["line"].to_numpy()] = CODE[FULL]
-    direct = full.assign(pennies=full["due"].astype("int64"))[list(ALLOCATION_COLUMNS)]
-    ordered = _allocate_in_order(lines, candidates[~simple], items, matches)
+    line = found["line"].to_numpy(dtype=np.int64)[left]
+    item = _codes(keyed["id"])[row]
+    due = keyed["due"].to_numpy(dtype=np.int64)[row]
+    per_line = np.bincount(line)[line]
+    per_item = np.bincount(item)[item]
+    simple = (per_line == 1) & (per_item == 1) & (amounts[line] == due)
+    outcome[line[simple]] = CODE[FULL]
+    direct = keyed[["kind", "id", "number"]].iloc[row[simple]].reset_index(drop=True)
+    direct.insert(0, "line", line[simple])
+    direct["pennies"] = due[simple]
+    candidates = (
+        keyed.iloc[row[~simple]]
+        .reset_index(drop=True)
+        .assign(
+            line=line[~simple],
+            order=found["order"].to_numpy(dtype=np.int64)[left[~simple]],
+            amount=amounts[line[~simple]],
+        )
+    )
+    ordered = _allocate_in_order(lines, candidates, items, matches)
     matches.allocations = pd.concat([direct, ordered], ignore_index=True).sort_values(
         "line", kind="stable"
     )
     return matches
+
+
+def _joined(found: pd.DataFrame, keyed: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The (found row, open item row) pairs of equal keys, in the order of ``found`` and then of
+    ``keyed`` (as an inner join gives them), each line and item once (the first pair): by whole
+    integer arrays, not a join of text columns."""
+    keys = encoded(pa.array(keyed["key"], pa.string()))
+    codes = np.asarray(keys.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    known = keys.dictionary
+    wanted = np.asarray(
+        pc.fill_null(
+            pc.index_in(pa.array(found["key"], pa.string()), value_set=known), -1
+        ).to_numpy(zero_copy_only=False),
+        dtype=np.int64,
+    )
+    count = np.bincount(codes, minlength=len(known))
+    by_key = np.argsort(codes, kind="stable")
+    start = np.r_[0, np.cumsum(count)[:-1]]
+    named = np.flatnonzero(wanted >= 0)
+    per_found = count[wanted[named]]
+    left = np.repeat(named, per_found)
+    step = np.arange(len(left)) - np.repeat(np.cumsum(per_found) - per_found, per_found)
+    right = by_key[np.repeat(start[wanted[named]], per_found) + step]
+    ids = _codes(keyed["id"])
+    line = found["line"].to_numpy(dtype=np.int64)[left]
+    first = ~pd.Index(line * (len(keyed) + 1) + ids[right]).duplicated()
+    return left[first], right[first]
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    """Each value's index among the distinct values (Arrow's hashing, not Python strings)."""
+    codes = encoded(pa.array(values, pa.string())).indices
+    return np.asarray(codes.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _no_refs() -> pd.DataFrame:

@@ -78,15 +78,24 @@ def alias_table(
     return table
 
 
+def _alternatives(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w).replace("\\ ", r"\s+") for w in words)
+
+
+def _number_pattern(words: str) -> str:
+    """A prefix word (``words``: an alternation, or groups of them), what people put between it
+    and the number, and the number (at most 9 digits after leading zeros)."""
+    return (
+        rf"(^|[^A-Z0-9{MARK}])(?:{words})\s*(?:NO\.?|NUMBER|NUM|REF)?\s*"
+        rf"[-_/#:.]?\s*0*([0-9]{{1,9}})($|[^0-9])"
+    )
+
+
 def mark_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pa.Array:
     """The texts with each number found replaced by `` §PREFIX-N ``."""
     marked = pc.utf8_upper(texts)
     for prefix, words in aliases.items():
-        alternatives = "|".join(re.escape(w).replace("\\ ", r"\s+") for w in words)
-        pattern = (
-            rf"(^|[^A-Z0-9{MARK}])(?:{alternatives})\s*(?:NO\.?|NUMBER|NUM|REF)?\s*"
-            rf"[-_/#:.]?\s*0*([0-9]{{1,9}})($|[^0-9])"
-        )
+        pattern = _number_pattern(_alternatives(words))
         replacement = rf"\1 {MARK}{prefix}-\2 \3"
         # Twice: adjacent numbers share the character between them, which one pass consumes.
         marked = pc.replace_substring_regex(marked, pattern=pattern, replacement=replacement)
@@ -94,16 +103,19 @@ def mark_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pa.Array:
     return marked
 
 
-def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
-    """Every number found: ``line`` (index into ``texts``), ``order`` (position), ``key``."""
-    if not aliases or len(texts) == 0:
-        return pd.DataFrame(
-            {
-                "line": pd.Series([], dtype="int64"),
-                "order": pd.Series([], dtype="int64"),
-                "key": pd.Series([], dtype=object),
-            }
-        )
+def _no_numbers() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "line": pd.Series([], dtype="int64"),
+            "key": pd.Series([], dtype=object),
+            "order": pd.Series([], dtype="int64"),
+        }
+    )
+
+
+def marked_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
+    """:func:`find_numbers` by marking every number (:func:`mark_numbers`) and splitting the
+    texts into words: any number of numbers per text."""
     words = pc.split_pattern_regex(mark_numbers(texts, aliases), pattern=r"\s+")
     flat = pc.list_flatten(words)
     parents = pc.list_parent_indices(words)
@@ -117,6 +129,72 @@ def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFr
     )
     frame["order"] = frame.groupby("line").cumcount()
     return frame.drop_duplicates(["line", "key"])
+
+
+def _separable(aliases: Mapping[str, list[str]]) -> bool:
+    """Whether counting the prefix words in a text bounds how many numbers it holds: every word
+    letters (and single spaces), in one prefix only, and no word starting where another word's
+    later part starts (``PAYMENT REQUEST`` and a word ``REQUEST...``): then every number found
+    has a word of its own that a count of the words sees."""
+    words = [w for ws in aliases.values() for w in ws]
+    if len(set(words)) < len(words):
+        return False
+    if not all(re.fullmatch(r"[A-Z]+(?: [A-Z]+)*", w) for w in words):
+        return False
+    tails = [" ".join(w.split()[i:]) for w in words for i in range(1, len(w.split()))]
+    return not any(t.startswith(o) or o.startswith(t) for t in tails for o in words)
+
+
+def _single_numbers(upper: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
+    """The one number of each text (upper case) that has at most one prefix word: one RE2
+    extraction with a group per prefix, in place of marking and splitting."""
+    prefixes = list(aliases)
+    groups = "|".join(f"(?P<p{i}>{_alternatives(aliases[p])})" for i, p in enumerate(prefixes))
+    pattern = _number_pattern(groups)
+    pattern = pattern.replace("(^|", "(?:^|", 1).replace("($|", "(?:$|", 1)
+    pattern = pattern.replace("([0-9]{1,9})", "(?P<n>[0-9]{1,9})", 1)
+    found = pc.extract_regex(upper, pattern)
+    hit = np.flatnonzero(mask(found.is_valid()))
+    found = found.take(pa.array(hit))
+    prefix: pa.Array = pa.nulls(len(hit), pa.string())
+    for i, name in enumerate(prefixes):
+        prefix = pc.if_else(pc.not_equal(pc.struct_field(found, f"p{i}"), ""), name, prefix)
+    keys = pc.binary_join_element_wise(prefix, pc.struct_field(found, "n"), "-")
+    return pd.DataFrame(
+        {
+            "line": hit,
+            "key": keys.to_numpy(zero_copy_only=False),
+            "order": np.zeros(len(hit), dtype=np.int64),
+        }
+    )
+
+
+def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
+    """Every number found: ``line`` (index into ``texts``), ``order`` (position), ``key``.
+
+    Nearly every text names one number: where the prefix words cannot hide a second one
+    (:func:`_separable`), texts with at most one prefix word (and no ``§`` of their own) take
+    one extraction; the rest are marked and split (:func:`marked_numbers`)."""
+    if not aliases or len(texts) == 0:
+        return _no_numbers()
+    if not _separable(aliases):
+        return marked_numbers(texts, aliases)
+    upper = pc.utf8_upper(texts)
+    words = _alternatives(sorted((w for ws in aliases.values() for w in ws), key=len)[::-1])
+    single = mask(pc.less_equal(pc.count_substring_regex(upper, words), 1)) & ~mask(
+        pc.match_substring(upper, MARK)
+    )
+    simple, rest = np.flatnonzero(single), np.flatnonzero(~single)
+    frames = []
+    if len(simple):
+        found = _single_numbers(upper.take(pa.array(simple)), aliases)
+        found["line"] = simple[found["line"].to_numpy(dtype=np.int64)]
+        frames.append(found)
+    if len(rest):
+        found = marked_numbers(texts.take(pa.array(rest)), aliases)
+        found["line"] = rest[found["line"].to_numpy(dtype=np.int64)]
+        frames.append(found)
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
 def find_client_references(texts: pa.Array, references: Iterable[str]) -> pd.DataFrame:
@@ -184,6 +262,24 @@ def _per_value(
     return pd.concat(found, ignore_index=True) if found else _empty()
 
 
+def _spread(
+    found: pd.DataFrame, keys: np.ndarray, indices: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What each of ``rows`` names (``line``, ``order``, key code): the ``found`` entries of its
+    text (``line`` there is the text's index; ``keys`` their key codes), repeated per row by
+    whole arrays (no join)."""
+    values = found["line"].to_numpy(dtype=np.int64)
+    by_value = np.argsort(values, kind="stable")
+    count = np.bincount(values, minlength=int(indices.max(initial=0)) + 1)
+    start = np.r_[0, np.cumsum(count)[:-1]]
+    per_row = count[indices[rows]]
+    first = np.repeat(start[indices[rows]], per_row)
+    step = np.arange(len(first)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    at = by_value[first + step]
+    order = found["order"].to_numpy(dtype=np.int64)[at]
+    return np.repeat(rows, per_row), order, keys[at]
+
+
 def references_by_line(
     columns: Iterable[pa.Array | pa.ChunkedArray],
     aliases: Mapping[str, list[str]],
@@ -191,9 +287,12 @@ def references_by_line(
     wanted: np.ndarray,
 ) -> pd.DataFrame:
     """What the lines in ``wanted`` name, over their texts in order: ``line``, ``order``,
-    ``key`` — a number's canonical form (``INV-42``) or a reference's :func:`plain` form."""
+    ``key`` — a number's canonical form (``INV-42``) or a reference's :func:`plain` form.
+
+    Each distinct text is searched once; what it names is spread to its lines by index, with
+    the keys as codes into the keys found (text is made once per line at the end)."""
     refs = list(references)
-    frames = []
+    named_by: list[tuple[pd.DataFrame, np.ndarray, np.ndarray, int]] = []
     for position, column in enumerate(columns):
         codes = encoded(column)
         indices = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -206,12 +305,30 @@ def references_by_line(
         named = np.zeros(len(codes.dictionary), dtype=bool)
         named[found["line"].to_numpy(dtype=np.int64)] = True
         rows = np.flatnonzero(named[indices] & wanted)
-        if len(rows) == 0:
-            continue
-        hits = pd.DataFrame({"row": rows, "line": indices[rows]}).merge(found, on="line")
-        hits["order"] += position * 10_000
-        frames.append(hits.drop(columns="line").rename(columns={"row": "line"}))
-    if not frames:
+        if len(rows):
+            named_by.append((found, indices, rows, position))
+    if not named_by:
         return _empty()
-    found = pd.concat(frames, ignore_index=True).sort_values(["line", "order"], kind="stable")
-    return found.drop_duplicates(["line", "key"]).reset_index(drop=True)
+    vocabulary = encoded(pa.chunked_array([pa.array(f["key"], pa.string()) for f, *_ in named_by]))
+    key_codes = np.asarray(vocabulary.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    lines, orders, keys = [], [], []
+    offset = 0
+    for found, indices, rows, position in named_by:
+        line, order, key = _spread(found, key_codes[offset : offset + len(found)], indices, rows)
+        offset += len(found)
+        lines.append(line)
+        orders.append(order + position * 10_000)
+        keys.append(key)
+    line, order, key = np.concatenate(lines), np.concatenate(orders), np.concatenate(keys)
+    # (line, order) is unique: each text's numbers are numbered, and each column is offset.
+    ranked = np.lexsort((order, line))
+    line, order, key = line[ranked], order[ranked], key[ranked]
+    first = ~pd.Index(line * (len(vocabulary.dictionary) + 1) + key).duplicated()
+    line, order, key = line[first], order[first], key[first]
+    return pd.DataFrame(
+        {
+            "line": line,
+            "key": pd.arrays.ArrowExtensionArray(vocabulary.dictionary.take(pa.array(key))),
+            "order": order,
+        }
+    )
