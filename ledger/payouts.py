@@ -1,15 +1,18 @@
-"""What the ledger hands out about payouts: frozen dataclasses, never ORM rows.
+"""What the ledger hands out about payouts: frozen dataclasses, never ORM rows, and a payout's
+items as an Arrow table (``ledger/_payout_blocks.py`` keeps them, a block per payout).
 
 Money is kept in whole pennies (``int``), as the payout job works in pennies until it reports.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
-# The columns of a payout item, in the order :meth:`~ledger.Ledger.record_payout_report` takes
-# them (one tuple per item).
+# The columns of a payout item: of the Arrow table :meth:`~ledger.Ledger.record_payout_report`
+# takes and the ledger's item look-ups hand out, and the order of :func:`items_table`'s tuples.
 ITEM_FIELDS = (
     "payout_id",
     "position",
@@ -25,6 +28,13 @@ ITEM_FIELDS = (
 )
 
 
+def items_table(rows: Iterable[Sequence[Any]]) -> Any:
+    """Items given as tuples in :data:`ITEM_FIELDS` order as the Arrow table the ledger takes."""
+    from ledger._payout_blocks import items_table as make
+
+    return make(rows)
+
+
 @dataclass(frozen=True)
 class PayoutRecord:
     """One payout as a report showed it: its totals and a digest of its items."""
@@ -36,7 +46,7 @@ class PayoutRecord:
     gross_pennies: int
     deduction_pennies: int
     item_count: int
-    items_digest: str
+    items_digest: str = ""  # the ledger's digest of the items kept (set when it keeps them)
     report_sha256: str = ""
 
 

@@ -43,20 +43,20 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
     ``arrival_date``) with the payment it takes back: ``payout_id``, ``position`` of the
     deduction, then ``paid_payout``, ``paid_reference``, ``paid_date``, ``paid_position``,
     ``paid_payment`` and ``paid_amount`` of the payment line (empty where none is found)."""
-    kinds, numbers = document_keys(history)
-    kind = history["kind"].to_numpy(dtype=object)
-    is_deduction = kind == DEDUCTION
-    deductions = history[is_deduction].assign(doc=numbers[is_deduction])
+    _, numbers = document_keys(history)
+    kind = history["kind"]
+    is_deduction = (kind == DEDUCTION).to_numpy(dtype=bool)
+    deductions = history[is_deduction].assign(doc=numbers[is_deduction].to_numpy(dtype=object))
     named = set(deductions["payment_id"]) - {""}
     # Only the payments a deduction can name (its payment id, or its document): sorting and
     # copying a year of payments to pair a few hundred deductions is most of the work.
-    wanted = (kind == PAYMENT) & (
+    wanted = (kind == PAYMENT).to_numpy(dtype=bool) & (
         history["payment_id"].isin(list(named)).to_numpy(dtype=bool)
-        | pd.Series(numbers).isin(list(set(deductions["doc"]) - {""})).to_numpy(dtype=bool)
+        | numbers.isin(list(set(deductions["doc"]) - {""})).to_numpy(dtype=bool)
     )
     payments = (
         history[wanted]
-        .assign(doc=numbers[wanted])
+        .assign(doc=numbers[wanted].to_numpy(dtype=object))
         .sort_values(["arrival_date", "payout_id", "position"])
     )
     paired: list[dict[str, object]] = []
@@ -120,84 +120,104 @@ def check_items(
     a person should know: the deduction that took a payment back, the payment a deduction
     takes back). ``deductions`` is :func:`pair_deductions` of ``history``."""
     kinds, numbers = document_keys(items)
-    work = items
-    found, status, total, paid, updated = _look_up(documents, kinds, numbers)
-    paid = np.where((paid == 0) & np.isin(status, PAID_STATUSES), total, paid)
-    amount = work["amount"].to_numpy(dtype=np.int64)
-    payment = (work["kind"] == PAYMENT).to_numpy()
+    at = _look_up(documents, kinds, numbers)
+    found = at >= 0
+    status = _take_text(documents["status"], at)
+    total, paid = (_take_pennies(documents[name], at) for name in ("total", "paid"))
+    paid_status = status.isin(list(PAID_STATUSES)).to_numpy(dtype=bool)
+    paid = np.where((paid == 0) & paid_status, total, paid)
+    amount = items["amount"].to_numpy(dtype=np.int64)
+    payment = (items["kind"] == PAYMENT).to_numpy(dtype=bool)
     ok = payment & found & (amount <= paid)
-    notes = np.full(len(work), "", dtype=object)
-    taken_back = _taken_back(work, deductions, history)
-    for i in np.flatnonzero(payment & ~ok | payment & taken_back.astype(bool)):
-        number = str(numbers[i] or "(no number)")
-        ok[i], notes[i] = _payment_verdict(
-            number, int(amount[i]), found[i], status[i], paid[i], taken_back[i]
-        )
-        if not ok[i] and found[i] and not taken_back[i] and status[i] not in PAID_STATUSES:
-            ok[i], notes[i] = _awaiting_deduction(number, status[i], updated[i], as_of, grace)
-    for i in np.flatnonzero(payment & (work["payment_id"].isin(list(twice)).to_numpy())):
-        ok[i] = False
-        refs = ", ".join(twice[str(work["payment_id"].iat[i])])
-        notes[i] = f"payment {work['payment_id'].iat[i]} is paid out by several payouts ({refs})"
+    notes = np.full(len(items), "", dtype=object)
+    taken_back = _taken_back(items, deductions, history)
+    for i in sorted({*np.flatnonzero(payment & ~ok).tolist(), *taken_back}):
+        if not payment[i]:
+            continue
+        number, state = str(numbers.iat[i] or "(no number)"), str(status.iat[i])
+        back = taken_back.get(i, "")
+        ok[i], notes[i] = _payment_verdict(number, int(amount[i]), found[i], state, paid[i], back)
+        if not ok[i] and found[i] and not back and state not in PAID_STATUSES:
+            updated = documents["updated"].iat[int(at[i])]
+            ok[i], notes[i] = _awaiting_deduction(number, state, updated, as_of, grace)
+    if twice:
+        again = payment & items["payment_id"].isin(list(twice)).to_numpy(dtype=bool)
+        for i in np.flatnonzero(again):
+            ok[i] = False
+            payment_id = str(items["payment_id"].iat[i])
+            refs = ", ".join(twice[payment_id])
+            notes[i] = f"payment {payment_id} is paid out by several payouts ({refs})"
     pairs = {(str(r["payout_id"]), int(r["position"])): r for r in deductions.to_dict("records")}
     for i in np.flatnonzero(~payment):
-        key = (str(work["payout_id"].iat[i]), int(work["position"].iat[i]))
-        number = str(numbers[i] or "(no number)")
+        key = (str(items["payout_id"].iat[i]), int(items["position"].iat[i]))
+        number = str(numbers.iat[i] or "(no number)")
         ok[i], notes[i] = _deduction_verdict(
-            number, -int(amount[i]), pairs.get(key), found[i], status[i]
+            number, -int(amount[i]), pairs.get(key), found[i], str(status.iat[i])
         )
-    return items.assign(ok=ok, note=notes, doc=numbers, doc_status=status)
+    return items.assign(ok=ok, note=notes, doc=numbers.array, doc_status=status.array)
 
 
-def _taken_back(work: pd.DataFrame, deductions: pd.DataFrame, history: pd.DataFrame) -> np.ndarray:
-    """For each item, the note naming the deduction that took its payment back ("" if none)."""
-    found = np.full(len(work), "", dtype=object)
+def _taken_back(
+    items: pd.DataFrame, deductions: pd.DataFrame, history: pd.DataFrame
+) -> dict[int, str]:
+    """The items (by position) whose payment a deduction took back, with the note naming it."""
     hits = deductions.dropna(subset=["paid_payout"])
     if hits.empty:
-        return found
-    heads = history.drop_duplicates("payout_id").set_index("payout_id")
-    back = pd.DataFrame(
-        {
-            "payout_id": hits["paid_payout"].astype(str).to_numpy(),
-            "position": hits["paid_position"].astype("int64").to_numpy(),
-            "by": hits["payout_id"].astype(str).to_numpy(),
-        }
-    ).drop_duplicates(["payout_id", "position"])
-    keys = work[["payout_id", "position"]].astype({"payout_id": str, "position": "int64"})
-    joined = keys.merge(back, on=["payout_id", "position"], how="left")
-    for i in np.flatnonzero(joined["by"].notna().to_numpy()):
-        head = heads.loc[joined["by"].iat[i]]
-        found[i] = (
-            f"its payment failed after it was paid out: deducted in payout "
-            f"{head['reference']} on {as_date(head['arrival_date'])}"
-        )
+        return {}
+    first = ~history["payout_id"].duplicated().to_numpy(dtype=bool)
+    heads = history.loc[first, ["payout_id", "reference", "arrival_date"]].set_index("payout_id")
+    rows = items.groupby("payout_id", sort=False).indices  # payout: its items' positions in items
+    positions = items["position"].to_numpy(dtype=np.int64)
+    found: dict[int, str] = {}
+    seen: set[tuple[str, int]] = set()
+    for paid_payout, paid_position, by in zip(
+        hits["paid_payout"].astype(str),
+        hits["paid_position"].astype("int64"),
+        hits["payout_id"],
+        strict=True,
+    ):
+        key = (paid_payout, int(paid_position))
+        if key in seen:
+            continue  # a payment taken back twice: the first deduction names it
+        seen.add(key)
+        mine = rows.get(paid_payout)
+        if mine is None:
+            continue
+        for i in mine[positions[mine] == key[1]].tolist():
+            head = heads.loc[str(by)]
+            found[int(i)] = (
+                f"its payment failed after it was paid out: deducted in payout "
+                f"{head['reference']} on {as_date(head['arrival_date'])}"
+            )
     return found
 
 
-def _look_up(
-    documents: pd.DataFrame, kinds: np.ndarray, numbers: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Each item's document as the service holds it: found, status, total and paid (pennies),
-    the day it last changed. By Arrow's hashed look-up per kind, not a merge of the frames."""
+def _look_up(documents: pd.DataFrame, kinds: np.ndarray, numbers: pd.Series) -> np.ndarray:
+    """Each item's row in ``documents`` (-1: the service does not hold it), by Arrow's hashed
+    look-up per kind, not a merge of the frames."""
     at = np.full(len(numbers), -1, dtype=np.int64)
     doc_kinds = documents["kind"].to_numpy(dtype=object)
-    doc_numbers = documents["number"].to_numpy(dtype=object)
     for kind in (INVOICE, PAYMENT_REQUEST):
         mine, chosen = np.flatnonzero(doc_kinds == kind), np.flatnonzero(kinds == kind)
         if len(mine) and len(chosen):
-            wanted = pa.array(numbers[chosen], pa.string())
-            known = pa.array(doc_numbers[mine], pa.string())
+            wanted = pa.array(numbers.iloc[chosen], pa.string())
+            known = pa.array(documents["number"].iloc[mine], pa.string())
             hits = pc.fill_null(pc.index_in(wanted, value_set=known), -1).to_numpy()
             at[chosen[hits >= 0]] = mine[hits[hits >= 0]]
-    found = at >= 0
+    return at
 
-    def take(name: str, empty: object) -> np.ndarray:
-        out = np.full(len(numbers), empty, dtype=object)
-        out[found] = documents[name].to_numpy(dtype=object)[at[found]]
-        return out
 
-    total, paid = take("total", 0).astype(np.int64), take("paid", 0).astype(np.int64)
-    return found, take("status", ""), total, paid, take("updated", None)
+def _take_text(column: pd.Series, at: np.ndarray) -> pd.Series:
+    """``column``'s values at ``at`` as text ("" where ``at`` is -1)."""
+    values = pa.array(column.astype(str), pa.string())
+    taken = pc.fill_null(values.take(pa.array(at, mask=at < 0)), "")
+    return pd.Series(taken.to_pandas(), dtype="str").reset_index(drop=True)
+
+
+def _take_pennies(column: pd.Series, at: np.ndarray) -> np.ndarray:
+    """``column``'s pennies at ``at`` (0 where ``at`` is -1)."""
+    values = column.to_numpy(dtype=np.int64)
+    return np.where(at >= 0, values[np.where(at >= 0, at, 0)] if len(values) else 0, 0)
 
 
 def _payment_verdict(

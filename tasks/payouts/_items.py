@@ -13,16 +13,16 @@ the report says was paid out), ``gross`` (its payments), ``deductions`` (positiv
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ledger.payouts import ITEM_FIELDS, PayoutRecord
+from ledger.payouts import ITEM_FIELDS, PayoutRecord, items_table
 
 ITEM_TEXT = (
     "payout_id",
@@ -96,51 +96,65 @@ def empty_payouts() -> pd.DataFrame:
     return frame
 
 
-def records(payouts: pd.DataFrame, digests: pd.Series, sha256: str) -> list[PayoutRecord]:
-    """The payouts as the ledger keeps them."""
+def records(payouts: pd.DataFrame, sha256: str) -> list[PayoutRecord]:
+    """The payouts as the ledger keeps them (the ledger digests their items itself)."""
     return [
         PayoutRecord(
             payout_id=str(row.payout_id),
             reference=str(row.reference),
-            arrival_date=row.arrival_date,
+            arrival_date=as_date(row.arrival_date),
             amount_pennies=int(row.amount),
             gross_pennies=int(row.gross),
             deduction_pennies=int(row.deductions),
             item_count=int(row.items),
-            items_digest=str(digests[row.payout_id]),
             report_sha256=sha256,
         )
         for row in payouts.itertuples(index=False)
     ]
 
 
-def ledger_rows(items: pd.DataFrame) -> Iterator[tuple[Any, ...]]:
-    """The items as tuples in the ledger's ``ITEM_FIELDS`` order."""
-    columns = [
-        items["amount"].to_numpy(dtype=np.int64).tolist()
-        if name == "amount_pennies"
-        else items[name].tolist()
-        for name in ITEM_FIELDS
-    ]
-    return zip(*columns, strict=True)
+def ledger_items(items: pd.DataFrame) -> pa.Table:
+    """The items as the Arrow table the ledger keeps (``ITEM_FIELDS``; no copy of the text)."""
+    chosen = items[[("amount" if n == "amount_pennies" else n) for n in ITEM_FIELDS]]
+    table = pa.Table.from_pandas(chosen, preserve_index=False)
+    return table.rename_columns(list(ITEM_FIELDS))
 
 
-def from_ledger(rows: Sequence[Sequence[Any]], payouts: Sequence[PayoutRecord]) -> pd.DataFrame:
-    """Items read back from the ledger (tuples in ``ITEM_FIELDS`` order) as an items frame; each
-    takes its payout's reference, date and amount from ``payouts``."""
-    frame = pd.DataFrame(list(rows), columns=list(ITEM_FIELDS))
-    frame = frame.rename(columns={"amount_pennies": "amount"})
-    frame["amount"] = frame["amount"].astype("int64")
+def empty_items() -> pd.DataFrame:
+    """An items frame without items."""
+    return from_ledger(items_table([]), [])
+
+
+def from_ledger(items: pa.Table, payouts: Sequence[PayoutRecord]) -> pd.DataFrame:
+    """Items read back from the ledger (an Arrow table of ``ITEM_FIELDS``) as an items frame;
+    each takes its payout's reference, date and amount from ``payouts`` (by Arrow: a year of
+    items is hundreds of thousands of rows)."""
+    heads = pa.table(
+        {
+            "payout_id": pa.array([p.payout_id for p in payouts], pa.string()),
+            "reference": pa.array([p.reference for p in payouts], pa.string()),
+            "arrival_date": pa.array([p.arrival_date for p in payouts], pa.date32()),
+            "payout_amount": pa.array([p.amount_pennies for p in payouts], pa.int64()),
+        }
+    )
+    ids = items.column("payout_id")
+    at = pc.index_in(ids, value_set=heads.column("payout_id").combine_chunks())
+    if at.null_count:
+        unknown = pc.filter(ids, pc.is_null(at)).unique().to_pylist()[:5]
+        raise ValueError(f"items of payouts the ledger does not know: {unknown}")
+    joined = heads.take(at)
+    table = pa.table(
+        {
+            **{n: items.column(n) for n in ITEM_FIELDS if n != "amount_pennies"},
+            "amount": items.column("amount_pennies").cast(pa.int64()),
+            "reference": joined.column("reference"),
+            "arrival_date": joined.column("arrival_date"),
+            "payout_amount": joined.column("payout_amount"),
+            "line": pa.array(np.zeros(items.num_rows, dtype=np.int64)),
+        }
+    )
+    frame = table.to_pandas(types_mapper={pa.date32(): DATE}.get)
     frame["position"] = frame["position"].astype("int64")
-    heads = {p.payout_id: p for p in payouts}
-    frame["reference"] = [heads[p].reference for p in frame["payout_id"]]
-    frame["arrival_date"] = pd.array(
-        [heads[p].arrival_date for p in frame["payout_id"]], dtype=DATE
-    )
-    frame["payout_amount"] = np.array(
-        [heads[p].amount_pennies for p in frame["payout_id"]], dtype=np.int64
-    )
-    frame["line"] = np.zeros(len(frame), dtype=np.int64)
     return frame
 
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tasks.common.finance_files import InputFileError, LoadedTable, load_table
-from tasks.payouts._items import DATE, ITEM_TEXT, Problem, from_ledger, payouts_of
+from tasks.payouts._items import DATE, ITEM_TEXT, Problem, empty_items, payouts_of
 from tasks.payouts._profiles import DEDUCTION, PAYMENT, ReportProfile, available_report_profiles
 from tasks.payouts._values import dates_column, distinct, pennies_column
 
@@ -71,7 +71,7 @@ def read_payout_report(
     """Read ``path`` (see the module docstring); :class:`PayoutReportRefused` when refused."""
     loaded, chosen = _load(path, [profile] if profile else list(profiles) or None)
     if isinstance(loaded, str):  # a header and no payouts: an export of a period without any
-        empty = from_ledger([], [])
+        empty = empty_items()
         return PayoutReport(str(path), loaded, chosen.name, empty, payouts_of(empty))
     items, problems = _items(loaded, chosen)
     if problems:
@@ -289,15 +289,3 @@ def _inconsistent(frame: pd.DataFrame, names: dict[str, str]) -> list[Problem]:
                 )
             )
     return problems
-
-
-def items_digest(items: pd.DataFrame) -> pd.Series:
-    """A digest of each payout's items (order-insensitive): a report showing a payout's items
-    differently rewrites them in the ledger, the same items change nothing."""
-    columns = ["kind", "amount", *ITEM_TEXT[2:]]
-    hashed = pd.util.hash_pandas_object(items[columns].astype(str), index=False)
-    grouped = pd.DataFrame({"payout_id": items["payout_id"], "h": hashed.to_numpy()})
-    grouped["n"] = 1
-    sums = grouped.groupby("payout_id", sort=False).sum()  # uint64 sums wrap: still a digest
-    text = sums["h"].astype(str) + ":" + sums["n"].astype(str)
-    return text.map(lambda value: hashlib.sha256(value.encode()).hexdigest())

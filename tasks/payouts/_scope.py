@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import pandas as pd
 
 from billing_api import BillingClient
@@ -22,8 +23,9 @@ from ledger import Ledger
 from ledger.payouts import PayoutRecord
 from tasks.common.working_days import add_working_days
 from tasks.payouts._credits import credits_frame
-from tasks.payouts._items import as_date, from_ledger, payouts_from_records
+from tasks.payouts._items import as_date, empty_items, from_ledger, payouts_from_records
 from tasks.payouts._match import MATCHED
+from tasks.payouts._profiles import DEDUCTION, PAYMENT
 from tasks.payouts._reconcile import Scope
 from tasks.payouts._report import PayoutReport
 from tasks.payouts._service import document_keys, fetch_documents
@@ -89,7 +91,7 @@ def gather(
     payouts = payouts_from_records(records)
     items = _items(ledger, biller, records, report)
     credits = credits_frame(ledger.payout_credits_between(biller, since, until))
-    history = _history(ledger, biller, items)
+    history, twice = _history(ledger, biller, items)
     kinds, numbers = document_keys(history)  # the scope's items are among them
     moment = datetime.combine(since - timedelta(days=DOCUMENT_LOOKBACK_DAYS), time(0), LONDON)
     found = documents(
@@ -106,7 +108,7 @@ def gather(
         coverage=ledger.bank_coverage(biller),
         documents=found,
         history=history,
-        twice=ledger.payments_paid_out_twice(biller),
+        twice=twice,
         window=window,
     )
 
@@ -125,25 +127,58 @@ def _items(
         wanted = {r.payout_id for r in records}
         parts.append(report.items[report.items["payout_id"].isin(list(wanted))])
     if others:
-        rows = ledger.payout_items(biller, [r.payout_id for r in others])
-        parts.append(from_ledger(rows, others))
+        parts.append(
+            from_ledger(ledger.payout_items(biller, [r.payout_id for r in others]), others)
+        )
     if not parts:
-        return from_ledger([], [])
+        return empty_items()
     return (
         pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
     )
 
 
-def _history(ledger: Ledger, biller: str, items: pd.DataFrame) -> pd.DataFrame:
+def _history(
+    ledger: Ledger, biller: str, items: pd.DataFrame
+) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     """Items of any payout that pair deductions with payments: the scope's, every deduction the
-    ledger knows, and the payments those deductions name (by payment id or document)."""
-    deductions = ledger.payout_deduction_items(biller)
-    payment_ids = sorted({str(d[4]) for d in deductions if d[4]})
-    # By document only where a deduction names no payment (an index-less look-up).
-    numbers = sorted({str(n) for d in deductions if not d[4] for n in (d[5], d[6]) if n})
-    rows = deductions + ledger.payout_items_of_payments(biller, payment_ids)
-    rows += ledger.payout_items_of_documents(biller, numbers)
-    ids = sorted({str(r[0]) for r in rows})
-    known = from_ledger(rows, ledger.payouts_by_id(biller, ids)) if rows else from_ledger([], [])
-    merged = pd.concat([items, known], ignore_index=True)
-    return merged.drop_duplicates(["payout_id", "position"], keep="first").reset_index(drop=True)
+    ledger knows, and the payments those deductions name (by payment id, or by document where a
+    deduction names no payment); and the payments more than one payout paid out. The ledger
+    keeps a payout's items as one block, so both look at every payout's items at once: the
+    scope's as given, the others' read from the ledger."""
+    table, records = ledger.all_payout_items(biller, besides=set(items["payout_id"].unique()))
+    known = from_ledger(table, records)
+    every = pd.concat([items, known], ignore_index=True) if len(known) else items
+    kind = every["kind"].to_numpy(dtype=object)
+    deduction = kind == DEDUCTION
+    named = set(every["payment_id"][deduction]) - {""}
+    unnamed = deduction & (every["payment_id"] == "").to_numpy(dtype=bool)
+    numbers = (
+        set(every["invoice_number"][unnamed]) | set(every["payment_request_number"][unnamed])
+    ) - {""}
+    chosen = np.zeros(len(every), dtype=bool)
+    chosen[: len(items)] = True
+    chosen |= deduction
+    if named:
+        chosen |= every["payment_id"].isin(list(named)).to_numpy(dtype=bool)
+    if numbers:
+        wanted = list(numbers)
+        chosen |= every["invoice_number"].isin(wanted).to_numpy(dtype=bool)
+        chosen |= every["payment_request_number"].isin(wanted).to_numpy(dtype=bool)
+    history = every[chosen].reset_index(drop=True)
+    return history, paid_out_twice(every)
+
+
+def paid_out_twice(items: pd.DataFrame) -> dict[str, list[str]]:
+    """Payments (by id) that more than one payout paid out, with those payouts' ids (sorted)."""
+    payments = items[(items["kind"] == PAYMENT) & (items["payment_id"] != "")]
+    ids = payments["payment_id"]
+    again = ids.duplicated(keep=False).to_numpy(dtype=bool)
+    if not again.any():
+        return {}
+    pairs = payments.loc[again, ["payment_id", "payout_id"]].astype(str)
+    spread = pairs.groupby("payment_id")["payout_id"].nunique()
+    pairs = pairs[pairs["payment_id"].isin(list(spread[spread > 1].index))]
+    found: dict[str, list[str]] = {}
+    for payment_id, payout_id in sorted(pairs.itertuples(index=False, name=None)):
+        found.setdefault(payment_id, []).append(payout_id)
+    return found

@@ -40,14 +40,15 @@ def _day(moment: datetime | None) -> date | None:
     return moment.astimezone(LONDON).date() if moment is not None else None
 
 
-def document_keys(items: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def document_keys(items: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
     """Each item's document: its kind and number (the payment request when named, else the
-    invoice; an empty number when it names neither)."""
+    invoice; an empty number when it names neither), by position (the number a text Series
+    with a fresh index: a Python string per item would cost more than the checks)."""
     request = items["payment_request_number"]
     has_request = (request != "").to_numpy(dtype=bool)
-    numbers = request.where(has_request, items["invoice_number"])
+    numbers = request.where(has_request, items["invoice_number"]).reset_index(drop=True)
     kinds = np.where(has_request, PAYMENT_REQUEST, INVOICE).astype(object)
-    return kinds, numbers.to_numpy(dtype=object)
+    return kinds, numbers
 
 
 def fetch_documents(

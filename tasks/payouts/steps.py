@@ -24,10 +24,10 @@ from tasks.common.session import BillerSession
 from tasks.payouts._balance import Balance, balance
 from tasks.payouts._chart import draw_balance
 from tasks.payouts._credits import payout_credits
-from tasks.payouts._items import ledger_rows, records
+from tasks.payouts._items import ledger_items, records
 from tasks.payouts._journal import journal_lines
 from tasks.payouts._reconcile import Reconciliation, counts, reconcile
-from tasks.payouts._report import PayoutReport, items_digest, read_payout_report
+from tasks.payouts._report import PayoutReport, read_payout_report
 from tasks.payouts._scope import choose_period, from_the_service, gather
 from tasks.payouts.report import (
     ReportFiles,
@@ -42,9 +42,8 @@ from tasks.payouts.settings import PayoutSettings
 
 def keep_report(ledger: Ledger, biller_id: str, report: PayoutReport) -> PayoutStored:
     """Keep the report's payouts and items (a payout seen before with the same items: kept)."""
-    digests = items_digest(report.items)
-    payouts = records(report.payouts, digests, report.sha256)
-    return ledger.record_payout_report(biller_id, payouts, ledger_rows(report.items))
+    payouts = records(report.payouts, report.sha256)
+    return ledger.record_payout_report(biller_id, payouts, ledger_items(report.items))
 
 
 BankCredits = tuple[list[PayoutCredit], BankCoverage | None]

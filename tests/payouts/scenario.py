@@ -121,19 +121,15 @@ class PayoutScenario:
             return {r.subject_id: r for r in ledger.payout_results(self.base.biller_id, subject)}
 
     def ledger_counts(self) -> dict[str, int]:
-        """Rows the ledger holds for the biller, per payout table."""
+        """Rows the ledger holds for the biller, per payout table, and the items its payouts'
+        blocks hold (``payout_items``)."""
         from sqlalchemy import text
 
         from tasks.common.session import open_ledger
 
-        tables = (
-            "ledger_payouts",
-            "ledger_payout_items",
-            "ledger_payout_credits",
-            "ledger_payout_results",
-        )
+        tables = ("ledger_payouts", "ledger_payout_credits", "ledger_payout_results")
         with open_ledger() as ledger, ledger.engine.connect() as connection:
-            return {
+            counts = {
                 table: int(
                     connection.execute(
                         text(f"SELECT COUNT(*) FROM {table} WHERE biller = :b"),  # noqa: S608
@@ -142,6 +138,8 @@ class PayoutScenario:
                 )
                 for table in tables
             }
+            counts["payout_items"] = ledger.all_payout_items(self.base.biller_id)[0].num_rows
+        return counts
 
 
 def standard_customers(sc: Scenario) -> dict[str, list[dict[str, Any]]]:

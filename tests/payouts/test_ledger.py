@@ -1,13 +1,29 @@
-"""The payout tables on SQLite and PostgreSQL: a report kept once (its items rewritten only when
-they change), credits kept once with the days their statement covered, results updated in place
-(the first state and since when kept), the sums the balance is built from."""
+"""The payout tables on SQLite and PostgreSQL: a report kept once (its items, one compressed block
+per payout, rewritten only when they change), credits kept once with the days their statement
+covered, results updated in place (the first state and since when kept), the sums the balance
+is built from."""
 
 from __future__ import annotations
 
 from datetime import date
 
+import pyarrow as pa
+import pytest
+from sqlalchemy import text
+
 from ledger import Ledger
-from ledger.payouts import BankCoverage, PayoutCredit, PayoutRecord, PayoutResult
+from ledger._payout_blocks import items_digest
+from ledger.errors import LedgerError
+from ledger.payouts import (
+    ITEM_FIELDS,
+    BankCoverage,
+    PayoutCredit,
+    PayoutRecord,
+    PayoutResult,
+    items_table,
+)
+from tasks.payouts._items import from_ledger
+from tasks.payouts._scope import paid_out_twice
 from tests.support.ledger_db import FakeClock, clock, ledger, ledger_url
 
 __all__ = ["clock", "ledger", "ledger_url"]
@@ -15,7 +31,7 @@ __all__ = ["clock", "ledger", "ledger_url"]
 BILLER = "biller-1"
 
 
-def _payout(pid: str, day: date, items: list[int], digest: str = "d1") -> PayoutRecord:
+def _payout(pid: str, day: date, items: list[int]) -> PayoutRecord:
     return PayoutRecord(
         payout_id=pid,
         reference=f"ADFIN-PO-{pid.upper()}",
@@ -24,7 +40,6 @@ def _payout(pid: str, day: date, items: list[int], digest: str = "d1") -> Payout
         gross_pennies=sum(i for i in items if i > 0),
         deduction_pennies=-sum(i for i in items if i < 0),
         item_count=len(items),
-        items_digest=digest,
         report_sha256="sha",
     )
 
@@ -40,35 +55,88 @@ def test_a_report_is_kept_once_and_changed_items_replace_the_old(ledger: Ledger)
     first = [_payout("a", date(2027, 3, 1), [100, 200]), _payout("b", date(2027, 3, 2), [50])]
     items = _items("a", [100, 200], ["p1", "p2"]) + _items("b", [50], ["p3"])
 
-    assert ledger.record_payout_report(BILLER, first, items).new == 2
-    again = ledger.record_payout_report(BILLER, first, items)
-    changed = [_payout("a", date(2027, 3, 1), [100, 200, -100], digest="d2")]
+    assert ledger.record_payout_report(BILLER, first, items_table(items)).new == 2
+    again = ledger.record_payout_report(BILLER, first, items_table(items))
+    changed = [_payout("a", date(2027, 3, 1), [100, 200, -100])]
     rewrite = ledger.record_payout_report(
-        BILLER, changed, _items("a", [100, 200, -100], ["p1", "p2", "p1"])
+        BILLER, changed, items_table(_items("a", [100, 200, -100], ["p1", "p2", "p1"]))
     )
 
     assert (again.new, again.changed, again.unchanged) == (0, 0, 2)
     assert (rewrite.new, rewrite.changed) == (0, 1)
-    assert [i[3] for i in ledger.payout_items(BILLER, ["a"])] == [100, 200, -100]
-    assert len(ledger.payout_items(BILLER, ["a", "b"])) == 4
+    assert ledger.payout_items(BILLER, ["a"]).column("amount_pennies").to_pylist() == [
+        100,
+        200,
+        -100,
+    ]
+    assert ledger.payout_items(BILLER, ["b", "a"]).to_pylist() == [
+        dict(zip(ITEM_FIELDS, item, strict=True))
+        for item in _items("a", [100, 200, -100], ["p1", "p2", "p1"]) + _items("b", [50], ["p3"])
+    ]
     assert [
         p.payout_id for p in ledger.payouts_between(BILLER, date(2027, 3, 1), date(2027, 3, 1))
     ] == ["a"]
     assert ledger.payout_span(BILLER) == (date(2027, 3, 1), date(2027, 3, 2))
     assert ledger.payout_net_before(BILLER, date(2027, 3, 2)) == 200
-    assert [i[0] for i in ledger.payout_deduction_items(BILLER)] == ["a"]
-    assert {i[4] for i in ledger.payout_items_of_payments(BILLER, ["p1"])} == {"p1"}
-    assert len(ledger.payout_items_of_documents(BILLER, ["PR-0"])) == 2
+    everything, payouts = ledger.all_payout_items(BILLER)
+    assert [p.payout_id for p in payouts] == ["a", "b"]
+    assert everything.column("payout_id").to_pylist() == ["a", "a", "a", "b"]
+    others, payouts = ledger.all_payout_items(BILLER, besides={"a"})
+    assert [p.payout_id for p in payouts] == ["b"] and others.num_rows == 1
     assert ledger.payout_span("someone-else") is None
+
+
+def test_the_same_items_read_another_way_are_unchanged(ledger: Ledger) -> None:
+    """The digest is of the items, not of how their table was built: items in the report's
+    frame order, shuffled between payouts, from tuples or from pandas, are the same items."""
+    payouts = [_payout("a", date(2027, 3, 1), [100, 200]), _payout("b", date(2027, 3, 2), [50])]
+    rows = _items("b", [50], ["p3"]) + _items("a", [100, 200], ["p1", "p2"])
+    ledger.record_payout_report(BILLER, payouts, items_table(rows))
+    shuffled = items_table([rows[2], rows[0], rows[1]]).to_pandas()
+    as_pandas = pa.Table.from_pandas(shuffled, preserve_index=False)
+
+    assert ledger.record_payout_report(BILLER, payouts, as_pandas).unchanged == 2
+    (kept,) = ledger.payouts_by_id(BILLER, ["a"])
+    assert kept.items_digest == items_digest([row[1:] for row in rows[1:]])
+
+
+def test_a_report_whose_counts_disagree_with_its_items_keeps_nothing(ledger: Ledger) -> None:
+    payouts = [_payout("a", date(2027, 3, 1), [100, 200])]
+
+    with pytest.raises(LedgerError, match=r"payout a: 2 item\(s\) said, 1 given"):
+        ledger.record_payout_report(BILLER, payouts, items_table(_items("a", [100], ["p1"])))
+    with pytest.raises(LedgerError, match="payout items name payout.*'z'"):
+        ledger.record_payout_report(
+            BILLER,
+            payouts,
+            items_table(_items("a", [100, 200], ["p1", "p2"]) + _items("z", [1], ["p"])),
+        )
+    assert ledger.payout_span(BILLER) is None
+
+
+def test_a_block_is_a_zstd_frame_of_an_arrow_stream(ledger: Ledger) -> None:
+    """The documented format, read with nothing of billops: any zstd and Arrow reader."""
+    payouts = [_payout("a", date(2027, 3, 1), [100, -40])]
+    ledger.record_payout_report(BILLER, payouts, items_table(_items("a", [100, -40], ["p1", "p1"])))
+    with ledger.engine.connect() as connection:
+        fmt, block = connection.execute(
+            text("SELECT items_format, items_block FROM ledger_payouts WHERE payout_id = 'a'")
+        ).one()
+
+    assert fmt == "arrow-ipc-zstd/1" and bytes(block).startswith(b"\x28\xb5\x2f\xfd")
+    stream = pa.input_stream(pa.py_buffer(bytes(block)), compression="zstd")
+    table = pa.ipc.open_stream(stream).read_all()
+    assert table.column_names == list(ITEM_FIELDS[1:])
+    assert table.column("amount_pennies").to_pylist() == [100, -40]
 
 
 def test_a_payment_in_two_payouts_is_found(ledger: Ledger) -> None:
     payouts = [_payout("a", date(2027, 3, 1), [100]), _payout("b", date(2027, 3, 2), [100])]
     ledger.record_payout_report(
-        BILLER, payouts, _items("a", [100], ["p1"]) + _items("b", [100], ["p1"])
+        BILLER, payouts, items_table(_items("a", [100], ["p1"]) + _items("b", [100], ["p1"]))
     )
 
-    assert ledger.payments_paid_out_twice(BILLER) == {"p1": ["a", "b"]}
+    assert paid_out_twice(from_ledger(*ledger.all_payout_items(BILLER))) == {"p1": ["a", "b"]}
 
 
 def test_credits_are_kept_once_with_the_days_their_statement_covered(ledger: Ledger) -> None:
