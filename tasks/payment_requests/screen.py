@@ -134,7 +134,7 @@ def _customers(
         pick = pa.array(ok)
         ids = pc.if_else(pick, column_ids, ids)
         kinds = pc.if_else(pick, column_kinds, kinds)
-        used = pc.if_else(pick, pc.utf8_trim_whitespace(values), used)
+        used = pc.if_else(pick, values, used)  # table.value: trimmed already
         resolved |= ok
     suspect = (given != 1) | ~resolved
     return ids, kinds, used, suspect

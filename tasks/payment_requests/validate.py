@@ -116,12 +116,15 @@ def _checked_rows(
 ) -> _Candidates:
     """Rows the screen passed, plus the suspect rows checked one by one."""
     candidates = _Candidates(_clean_rows(table, screened, biller))
-    clean = pa.array(~screened.suspect)
-    clean_refs = pc.filter(screened.reference, clean)
-    clean_lines = pc.filter(table.lines, clean)
-    valid = pc.is_valid(clean_refs)
-    lines: list[pa.Array] = [pc.filter(clean_lines, valid)]
-    references: list[pa.Array] = [pc.filter(clean_refs, valid)]
+    clean_refs, clean_lines = screened.reference, table.lines
+    if screened.suspect.any():  # (a filter that keeps every row still copies it)
+        clean = pa.array(~screened.suspect)
+        clean_refs, clean_lines = pc.filter(clean_refs, clean), pc.filter(clean_lines, clean)
+    if clean_refs.null_count:
+        valid = pc.is_valid(clean_refs)
+        clean_refs, clean_lines = pc.filter(clean_refs, valid), pc.filter(clean_lines, valid)
+    lines: list[pa.Array] = [clean_lines]
+    references: list[pa.Array] = [clean_refs]
     good: list[PaymentRequestRow] = []
     suspect_lines: list[int] = []
     suspect_refs: list[str] = []
@@ -136,10 +139,11 @@ def _checked_rows(
         row = complete(checked, biller)
         if row is not None:
             good.append(row)
-    lines.append(pa.array(suspect_lines, pa.int64()))
-    references.append(pa.array(suspect_refs, pa.string()))
-    candidates.reference_lines = pa.concat_arrays(lines)
-    candidates.references = pa.concat_arrays(references)
+    if suspect_lines:
+        lines.append(pa.array(suspect_lines, pa.int64()))
+        references.append(pa.array(suspect_refs, pa.string()))
+    candidates.reference_lines = pa.concat_arrays(lines) if len(lines) > 1 else lines[0]
+    candidates.references = pa.concat_arrays(references) if len(references) > 1 else references[0]
     if good:
         rows = pa.concat_tables([candidates.good, GoodRows.from_rows(good).table])
         candidates.good = rows.sort_by("line")
