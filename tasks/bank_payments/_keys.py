@@ -88,9 +88,20 @@ def line_digests(lines: pa.Table) -> np.ndarray:
         return _finalise(state)
 
 
+def _repeated(digests: np.ndarray) -> np.ndarray:
+    """Which digests occur more than once. A digest alone in its bucket of low bits (counted by
+    one ``bincount``) is unique for sure; only the few sharing a bucket are compared exactly."""
+    bits = int(np.clip(np.ceil(np.log2(max(len(digests), 1))) + 2, 10, 22))
+    bucket = (digests & np.uint64((1 << bits) - 1)).astype(np.int64)
+    shared = np.flatnonzero(np.bincount(bucket, minlength=1 << bits)[bucket] > 1)
+    repeated = np.zeros(len(digests), dtype=bool)
+    repeated[shared] = pd.Series(digests[shared]).duplicated(keep=False).to_numpy()
+    return repeated
+
+
 def _occurrences(digests: np.ndarray) -> np.ndarray:
     """Each line's count of earlier identical lines (0 for most)."""
-    repeated = pd.Series(digests).duplicated(keep=False).to_numpy()
+    repeated = _repeated(digests)
     occurrence = np.zeros(len(digests), dtype=np.int64)
     if repeated.any():
         chosen = np.flatnonzero(repeated)

@@ -203,7 +203,9 @@ def duplicates(
     found = np.zeros(len(keys), dtype=bool)
     if len(known) == 0:
         return found
-    rows = np.flatnonzero(among) if among is not None else np.arange(len(keys))
+    if among is None:
+        return mask(pc.is_in(keys, value_set=known))
+    rows = np.flatnonzero(among)
     found[rows] = mask(pc.is_in(keys.take(pa.array(rows)), value_set=known))
     return found
 

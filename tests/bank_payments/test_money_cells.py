@@ -1,0 +1,35 @@
+"""Money cells read by the fast path (the point third from the end, taken out of Arrow's buffers)
+read exactly as the careful path reads them, and a cell with a second point is never money."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+
+from tasks.bank_payments._kernels import _careful, _shaped, parse_money
+
+
+def test_a_second_point_is_not_read_as_pennies() -> None:
+    money = parse_money(pa.array(["12.3.", "12..5", "1.00"]))
+    assert money.readable.tolist() == [False, False, True]
+    assert money.pennies[2] == 100
+
+
+def test_the_fast_path_reads_as_the_careful_path() -> None:
+    rng = random.Random(3)
+    cells = [
+        rng.choice(["", "-", ""]) + str(rng.randint(0, 10**rng.randint(1, 12))) + "."
+        + f"{rng.randint(0, 99):02d}"
+        for _ in range(50_000)
+    ] + ["", "0.00", "-0.00", "9999999999999.99"]  # fmt: skip
+    values = pa.array(cells, pa.string())
+    for column in (values, values.slice(7), values.slice(3, 20_000)):
+        assert _shaped(column) is not None  # the fast path reads it
+        fast = parse_money(column)
+        careful = _careful(column, ".", ",")
+        assert np.array_equal(fast.pennies, careful.pennies)
+        assert np.array_equal(fast.readable, careful.readable)
+        assert np.array_equal(fast.empty, careful.empty)
+        assert np.array_equal(fast.negative_zero, careful.negative_zero)
