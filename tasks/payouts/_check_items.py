@@ -196,9 +196,9 @@ def _look_up(documents: pd.DataFrame, kinds: np.ndarray, numbers: pd.Series) -> 
     """Each item's row in ``documents`` (-1: the service does not hold it), by Arrow's hashed
     look-up per kind, not a merge of the frames."""
     at = np.full(len(numbers), -1, dtype=np.int64)
-    doc_kinds = documents["kind"].to_numpy(dtype=object)
     for kind in (INVOICE, PAYMENT_REQUEST):
-        mine, chosen = np.flatnonzero(doc_kinds == kind), np.flatnonzero(kinds == kind)
+        mine = np.flatnonzero((documents["kind"] == kind).to_numpy(dtype=bool))
+        chosen = np.flatnonzero(kinds == kind)
         if len(mine) and len(chosen):
             wanted = pa.array(numbers.iloc[chosen], pa.string())
             known = pa.array(documents["number"].iloc[mine], pa.string())

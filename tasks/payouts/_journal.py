@@ -102,16 +102,23 @@ def _deductions(
 def _transfers(
     reconciliation: Reconciliation, accounts: JournalAccounts
 ) -> Iterator[list[list[str]]]:
-    payouts = reconciliation.payouts.set_index("payout_id")
-    credits = reconciliation.credits.set_index("key")
+    # Plain dicts, not .loc: a year is hundreds of links, each looked up several times.
+    payouts = {
+        str(r.payout_id): (str(r.reference), int(r.amount))
+        for r in reconciliation.payouts.itertuples(index=False)
+    }
+    credits = {
+        str(r.key): (as_date(r.booked_on), int(r.amount), str(r.reference))
+        for r in reconciliation.credits.itertuples(index=False)
+    }
     period = set(reconciliation.in_period()["payout_id"])
     for link in reconciliation.matches.links:
         if link.state not in PAID_OUT or not any(p in period for p in link.payouts):
             continue
-        days = [as_date(credits.loc[c, "booked_on"]) for c in link.credits]
+        days = [credits[c][0] for c in link.credits]
         if max(days) > reconciliation.last:
             continue  # credited after the period: in transit at its end
-        refs = [str(payouts.loc[p, "reference"]) for p in link.payouts]
+        refs = [payouts[p][0] for p in link.payouts]
         journal = "+".join(refs)
         day = max(days)
         lines = [
@@ -120,10 +127,10 @@ def _transfers(
                 journal,
                 "transfer",
                 accounts.bank_account,
-                int(credits.loc[c, "amount"]),
+                credits[c][1],
                 0,
                 reference=journal,
-                description=f"payout credited: {credits.loc[c, 'reference']}",
+                description=f"payout credited: {credits[c][2]}",
             )
             for c, d in zip(link.credits, days, strict=True)
         ]
@@ -134,8 +141,8 @@ def _transfers(
                 "transfer",
                 accounts.clearing_account,
                 0,
-                int(payouts.loc[p, "amount"]),
-                reference=str(payouts.loc[p, "reference"]),
+                payouts[p][1],
+                reference=payouts[p][0],
                 payout_id=p,
                 description="payout moved from the clearing account to the bank",
             )

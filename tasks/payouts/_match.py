@@ -75,12 +75,29 @@ class BankMatches:
     links: list[Link] = field(default_factory=list)
     waiting: dict[str, tuple[str, str]] = field(default_factory=dict)  # payout: state, reason
     unexpected: list[str] = field(default_factory=list)
+    _indexed: tuple[int, dict[str, Link], dict[str, Link]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def of_payout(self, payout_id: str) -> Link | None:
-        return next((link for link in self.links if payout_id in link.payouts), None)
+        return self._index()[0].get(payout_id)
 
     def of_credit(self, key: str) -> Link | None:
-        return next((link for link in self.links if key in link.credits), None)
+        return self._index()[1].get(key)
+
+    def _index(self) -> tuple[dict[str, Link], dict[str, Link]]:
+        """Each payout's and each credit's link (the first naming it), rebuilt when links are
+        added: a year has hundreds of each, and a scan per look-up is quadratic."""
+        if self._indexed is None or self._indexed[0] != len(self.links):
+            payouts: dict[str, Link] = {}
+            credits: dict[str, Link] = {}
+            for link in self.links:
+                for payout_id in link.payouts:
+                    payouts.setdefault(payout_id, link)
+                for key in link.credits:
+                    credits.setdefault(key, link)
+            self._indexed = (len(self.links), payouts, credits)
+        return self._indexed[1], self._indexed[2]
 
 
 def _norm(text: str) -> str:

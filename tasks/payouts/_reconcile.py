@@ -140,8 +140,10 @@ def _payout_rows(
     rows["bad_items"] = rows["bad_items"].fillna(0).astype("int64")
     for name in ("service_notes", "deduction_notes"):
         rows[name] = rows[name].fillna("")
-    by_key = credits.set_index("key") if not credits.empty else credits
-    bank = [_bank_columns(str(pid), matches, by_key) for pid in rows["payout_id"]]
+    keys = [str(k) for k in credits["key"]]
+    amounts = dict(zip(keys, credits["amount"].to_numpy(dtype="int64").tolist(), strict=True))
+    days = dict(zip(keys, [str(as_date(d)) for d in credits["booked_on"]], strict=True))
+    bank = [_bank_columns(str(pid), matches, amounts, days) for pid in rows["payout_id"]]
     bank_frame = pd.DataFrame(
         bank,
         columns=[
@@ -181,14 +183,16 @@ def _first_notes(notes: pd.Series) -> str:
 
 
 def _bank_columns(
-    payout_id: str, matches: BankMatches, credits: pd.DataFrame
+    payout_id: str, matches: BankMatches, amounts: Mapping[str, int], booked: Mapping[str, str]
 ) -> tuple[str, str, str, str, int, int, float]:
+    """The bank check's columns of one payout (``amounts`` and ``booked``: each credit's pennies
+    and booking day, by key)."""
     link = matches.of_payout(payout_id)
     if link is None:
         state, reason = matches.waiting.get(payout_id, (IN_TRANSIT, "not in the bank check"))
         return state, reason, "", "", 0, 0, 0.0
-    amount = int(sum(int(credits.loc[k, "amount"]) for k in link.credits))
-    days = " ".join(sorted({str(as_date(credits.loc[k, "booked_on"])) for k in link.credits}))
+    amount = sum(amounts[k] for k in link.credits)
+    days = " ".join(sorted({booked[k] for k in link.credits}))
     difference = link.difference if payout_id == link.payouts[0] else 0
     how = link.how + _others(link, payout_id)
     return link.state, how, " ".join(link.credits), days, amount, difference, link.confidence

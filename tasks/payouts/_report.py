@@ -159,7 +159,7 @@ def _items(loaded: LoadedTable, profile: ReportProfile) -> tuple[pd.DataFrame, l
         **{name: table.value(name) for name in ITEM_TEXT},
         "arrival_date": days,
         "payout_amount": pa.array(amounts["payout_amount"]),
-        "kind": pa.array(kinds, pa.string()),
+        "kind": kinds,
         "amount": pa.array(signed),
     }
     frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
@@ -203,21 +203,25 @@ def _bad(
 
 def _kinds(
     words: pa.Array, amounts: np.ndarray, profile: ReportProfile
-) -> tuple[np.ndarray, np.ndarray, list[tuple[int, str, str]]]:
+) -> tuple[pa.Array, np.ndarray, list[tuple[int, str, str]]]:
     """Each line's kind and signed amount (deductions negative), and the lines that are wrong."""
     if "item_type" not in profile.columns or not pc.any(pc.not_equal(words, "")).as_py():
-        kinds = np.where(amounts < 0, DEDUCTION, PAYMENT)
-        return kinds.astype(object), amounts, []
+        kinds = pa.array([PAYMENT, DEDUCTION], pa.string()).take(
+            pa.array(amounts < 0).cast(pa.int8())
+        )
+        return kinds, amounts, []
     known, indices = distinct(words, lambda w: profile.kind_of(w) or "")
-    looked_up = np.array(known, dtype=object)[indices]
+    # Each line's kind through the distinct words' (a handful): no Python string per line.
+    looked_up = pa.DictionaryArray.from_arrays(
+        pa.array(indices, pa.int32()), pa.array([str(k) for k in known], pa.string())
+    ).cast(pa.string())
     problems: list[tuple[int, str, str]] = []
-    texts = words.to_numpy(zero_copy_only=False)
-    unknown = np.flatnonzero(looked_up == "")
+    unknown = np.flatnonzero(_mask(pc.equal(looked_up, "")))
     listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in profile.item_types.items())
     problems += [
-        (int(i), str(texts[i]), f"is not a line type of the layout ({listed})") for i in unknown
+        (int(i), _text(words, i), f"is not a line type of the layout ({listed})") for i in unknown
     ]
-    deduction = looked_up == DEDUCTION
+    deduction = _mask(pc.equal(looked_up, DEDUCTION))
     signed = amounts.copy()
     if profile.deductions == "positive":
         wrong = deduction & (amounts < 0)
@@ -228,15 +232,23 @@ def _kinds(
         wrong = np.zeros(len(amounts), dtype=bool)
         signed[deduction] = -np.abs(amounts[deduction])
     problems += [
-        (int(i), str(texts[i]), f"a deduction's amount must be {profile.deductions} in this layout")
+        (
+            int(i),
+            _text(words, i),
+            f"a deduction's amount must be {profile.deductions} in this layout",
+        )
         for i in np.flatnonzero(wrong)
     ]
-    negative_payment = (looked_up == PAYMENT) & (amounts < 0)
+    negative_payment = _mask(pc.equal(looked_up, PAYMENT)) & (amounts < 0)
     problems += [
-        (int(i), str(texts[i]), "a payment line cannot have a negative amount (a deduction?)")
+        (int(i), _text(words, i), "a payment line cannot have a negative amount (a deduction?)")
         for i in np.flatnonzero(negative_payment)
     ]
     return looked_up, signed, problems
+
+
+def _text(values: pa.Array, row: int) -> str:
+    return str(values[int(row)].as_py() or "")
 
 
 def _inconsistent(frame: pd.DataFrame, names: dict[str, str]) -> list[Problem]:

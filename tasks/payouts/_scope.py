@@ -28,7 +28,7 @@ from tasks.payouts._match import MATCHED
 from tasks.payouts._profiles import DEDUCTION, PAYMENT
 from tasks.payouts._reconcile import Scope
 from tasks.payouts._report import PayoutReport
-from tasks.payouts._service import document_keys, fetch_documents
+from tasks.payouts._service import INVOICE, PAYMENT_REQUEST, document_keys, fetch_documents
 
 DEFAULT_DAYS = 31
 DOCUMENT_LOOKBACK_DAYS = 14  # a document is updated when paid (before its payout) and paid out
@@ -95,9 +95,7 @@ def gather(
     kinds, numbers = document_keys(history)  # the scope's items are among them
     moment = datetime.combine(since - timedelta(days=DOCUMENT_LOOKBACK_DAYS), time(0), LONDON)
     found = documents(
-        set(pd.unique(numbers[kinds == "invoice"])) - {""},
-        set(pd.unique(numbers[kinds == "payment_request"])) - {""},
-        moment,
+        _distinct(numbers[kinds == INVOICE]), _distinct(numbers[kinds == PAYMENT_REQUEST]), moment
     )
     return Scope(
         first=first,
@@ -170,15 +168,22 @@ def _history(
 
 def paid_out_twice(items: pd.DataFrame) -> dict[str, list[str]]:
     """Payments (by id) that more than one payout paid out, with those payouts' ids (sorted)."""
-    payments = items[(items["kind"] == PAYMENT) & (items["payment_id"] != "")]
-    ids = payments["payment_id"]
+    chosen = ((items["kind"] == PAYMENT) & (items["payment_id"] != "")).to_numpy(dtype=bool)
+    ids = items["payment_id"][chosen]
     again = ids.duplicated(keep=False).to_numpy(dtype=bool)
     if not again.any():
         return {}
-    pairs = payments.loc[again, ["payment_id", "payout_id"]].astype(str)
+    pairs = pd.DataFrame(
+        {"payment_id": ids[again].astype(str), "payout_id": items["payout_id"][chosen][again]}
+    )
     spread = pairs.groupby("payment_id")["payout_id"].nunique()
     pairs = pairs[pairs["payment_id"].isin(list(spread[spread > 1].index))]
     found: dict[str, list[str]] = {}
-    for payment_id, payout_id in sorted(pairs.itertuples(index=False, name=None)):
+    for payment_id, payout_id in sorted(pairs.astype(str).itertuples(index=False, name=None)):
         found.setdefault(payment_id, []).append(payout_id)
     return found
+
+
+def _distinct(numbers: pd.Series) -> set[str]:
+    """The distinct non-empty numbers (through a list: iterating Arrow text is slower)."""
+    return set(numbers.unique().tolist()) - {""}

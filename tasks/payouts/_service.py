@@ -47,7 +47,7 @@ def document_keys(items: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
     request = items["payment_request_number"]
     has_request = (request != "").to_numpy(dtype=bool)
     numbers = request.where(has_request, items["invoice_number"]).reset_index(drop=True)
-    kinds = np.where(has_request, PAYMENT_REQUEST, INVOICE).astype(object)
+    kinds = np.array([INVOICE, PAYMENT_REQUEST], dtype=object)[has_request.astype(np.intp)]
     return kinds, numbers
 
 
