@@ -105,9 +105,13 @@ def database_texts(url: str, *, allowed: Iterable[str] = (), label: str) -> list
     (SQLAlchemy URL), but the ``table.column`` names in ``allowed``: columns meant to hold a
     credential, such as the ledger's sealed token journal."""
     from sqlalchemy import MetaData, create_engine, select
+    from sqlalchemy.engine import make_url
 
     kept = set(allowed)
-    engine = create_engine(url)
+    parsed = make_url(url)
+    if parsed.drivername == "postgresql":  # billops' URLs mean psycopg 3, as the ledger reads them
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    engine = create_engine(parsed)
     found: list[tuple[str, str]] = []
     try:
         meta = MetaData()
