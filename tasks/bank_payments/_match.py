@@ -146,12 +146,13 @@ def match_lines(
     if found is None or found.empty or items.empty:
         return matches
     keyed = item_keys(items)
-    left, row = _joined(found, keyed)
+    ids = _codes(keyed["id"])
+    left, row = _joined(found, keyed, ids)
     if len(row) == 0:
         return matches
     amounts = np.asarray(lines.column("amount").to_numpy(), dtype=np.int64)
     line = found["line"].to_numpy(dtype=np.int64)[left]
-    item = _codes(keyed["id"])[row]
+    item = ids[row]
     due = keyed["due"].to_numpy(dtype=np.int64)[row]
     per_line = np.bincount(line)[line]
     per_item = np.bincount(item)[item]
@@ -176,7 +177,9 @@ def match_lines(
     return matches
 
 
-def _joined(found: pd.DataFrame, keyed: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def _joined(
+    found: pd.DataFrame, keyed: pd.DataFrame, ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The (found row, open item row) pairs of equal keys, in the order of ``found`` and then of
     ``keyed`` (as an inner join gives them), each line and item once (the first pair): by whole
     integer arrays, not a join of text columns."""
@@ -197,7 +200,6 @@ def _joined(found: pd.DataFrame, keyed: pd.DataFrame) -> tuple[np.ndarray, np.nd
     left = np.repeat(named, per_found)
     step = np.arange(len(left)) - np.repeat(np.cumsum(per_found) - per_found, per_found)
     right = by_key[np.repeat(start[wanted[named]], per_found) + step]
-    ids = _codes(keyed["id"])
     line = found["line"].to_numpy(dtype=np.int64)[left]
     first = ~pd.Index(line * (len(keyed) + 1) + ids[right]).duplicated()
     return left[first], right[first]

@@ -43,19 +43,30 @@ class _Items:
     """Open items ordered by customer, then due amount; where each customer's start."""
 
     frame: pd.DataFrame
-    customers: list[str]
+    customers: pa.Array  # each customer's name, by code
     start: np.ndarray
     count: np.ndarray
     due: np.ndarray
 
     @classmethod
     def of(cls, items: pd.DataFrame) -> _Items:
-        ordered = items.sort_values(["customer", "due", "number"], kind="stable")
-        ordered = ordered.reset_index(drop=True)
-        codes, customers = pd.factorize(ordered["customer"].astype(str), sort=False)
+        # Sorted by integer codes (a customer's code in sorted order, above the due pennies) in
+        # place of a sort of text columns: the same order, by whole arrays; the number decides
+        # only between items of one customer due the same, where there are any.
+        customer, customers = pd.factorize(items["customer"].astype(str), sort=True)
+        due = items["due"].to_numpy(np.int64)
+        key = (customer.astype(np.int64) << SHIFT) + due
+        order = np.argsort(key, kind="stable")
+        inside = len(due) == 0 or (due.min() >= 0 and due.max() < 1 << SHIFT)
+        if not inside or (key[order][1:] == key[order][:-1]).any():
+            number = pd.factorize(items["number"].astype(str), sort=True)[0]
+            order = np.lexsort((number, due, customer))
+        ordered = items.iloc[order].reset_index(drop=True)
+        codes = customer[order]
         start = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
         count = np.diff(np.r_[start, len(codes)])
-        return cls(ordered, list(customers), start, count, ordered["due"].to_numpy(np.int64))
+        names = pa.array(customers.astype(str), pa.string())
+        return cls(ordered, names, start, count, due[order])
 
 
 def _nearest(items: _Items, customer: np.ndarray, amount: np.ndarray) -> np.ndarray:
@@ -108,7 +119,7 @@ def suggest(lines: pa.Table, matches: Matches, items: pd.DataFrame) -> pd.DataFr
     payer_codes = np.asarray(payer.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     present = np.flatnonzero(np.bincount(payer_codes[wanted], minlength=len(payer.dictionary)))
     names = payer.dictionary.take(pa.array(present))
-    pairs = name_matches(names, pa.array(owed.customers, pa.string()))
+    pairs = name_matches(names, owed.customers)
     pairs["payer"] = present[pairs["payer"].to_numpy(dtype=np.int64)]
     line, customer, name = _line_pairs(wanted, payer_codes, pairs)
     pair_rows = _nearest(owed, customer, amounts[line])
@@ -214,8 +225,10 @@ def _none() -> pd.DataFrame:
 
 def _arrow_column(values: pd.Series, rows: pa.Array) -> pd.arrays.ArrowExtensionArray:
     """``values`` at ``rows`` as an Arrow-backed column (no Python string per row)."""
-    column = pa.array(values.astype(str).to_numpy(), pa.string()).take(rows)
-    return pd.arrays.ArrowExtensionArray(column)
+    column = pa.array(values.astype(str), pa.string())
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return pd.arrays.ArrowExtensionArray(column.take(rows))
 
 
 def _add_number_scores(

@@ -104,3 +104,26 @@ def test_a_mistyped_number_naming_another_customers_invoice_pays_neither() -> No
     (line,) = plan.lines
     assert line.outcome == "suggested" and not line.allocations
     assert line.suggestions[0][0] == "INV-10"
+
+
+def test_open_items_are_ordered_by_customer_then_due_then_number() -> None:
+    from tasks.bank_payments._suggest import _Items
+
+    rows = [
+        ("Zed Ltd", "INV-9", "10.00"),
+        ("Acme Ltd", "INV-3", "5.00"),
+        ("Zed Ltd", "INV-1", "7.00"),
+    ]
+    rows += [
+        ("Acme Ltd", "INV-2", "5.00"),
+        ("Acme Ltd", "INV-10", "5.00"),
+        ("Bee", "INV-4", "1.00"),
+    ]
+    for ties in (False, True):
+        chosen = rows if ties else [rows[0], rows[1], rows[2], rows[5]]
+        items = items_frame([_item(number, customer, due) for customer, number, due in chosen])
+        expected = items.sort_values(["customer", "due", "number"], kind="stable")
+        owed = _Items.of(items)
+        assert owed.frame["number"].tolist() == expected["number"].tolist()
+        assert owed.customers.to_pylist() == sorted({c for c, _n, _d in chosen})
+        assert owed.due.tolist() == expected["due"].tolist()
