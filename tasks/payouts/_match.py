@@ -127,8 +127,10 @@ def match_credits(
     """Check 2 over ``payouts`` and ``credits`` (see the module docstring)."""
     found = BankMatches()
     groups = _by_reference(payouts, credits)
-    free_p = {p.id: p for p in payouts if not any(p.id in g[0] for g in groups)}
-    free_c = {c.id: c for c in credits if not any(c.id in g[1] for g in groups)}
+    grouped_p = {payout_id for group in groups for payout_id in group[0]}
+    grouped_c = {key for group in groups for key in group[1]}
+    free_p = {p.id: p for p in payouts if p.id not in grouped_p}
+    free_c = {c.id: c for c in credits if c.id not in grouped_c}
     by_id = {**{p.id: p for p in payouts}, **{c.id: c for c in credits}}
     for group_p, group_c in groups:
         found.links.append(_settle(group_p, group_c, by_id, free_p, free_c, window))
