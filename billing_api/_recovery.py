@@ -236,11 +236,18 @@ class RecoveryDirectory:
             os.chmod(self.directory, 0o700)
 
     def _append(self, store_name: str, record: dict[str, Any], *, durable: bool) -> None:
-        self._ensure_directory()
         path = self.path(store_name)
-        created = not path.exists()
         line = (json.dumps({**record, "store": store_name}) + "\n").encode("utf-8")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # The file usually exists (it is emptied in place, never removed): open it first, and
+        # check the directory only when it must be made. A grant's record is written in the
+        # window where a kill loses the token, so every system call here counts.
+        created = False
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except FileNotFoundError:
+            self._ensure_directory()
+            created = True
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             os.fchmod(fd, 0o600)
             os.write(fd, line)

@@ -7,11 +7,13 @@ CRITICAL).
 
 from __future__ import annotations
 
+import json
 import logging
+from datetime import datetime
 from typing import Any, Protocol
 
 from billing_api._recovery import JournalState, TokenJournal
-from billing_api._token_set import TokenSet
+from billing_api._token_set import TokenResponse, TokenSet
 
 __all__ = ["JournalKeeper"]
 
@@ -91,6 +93,29 @@ class JournalKeeper:
             )
             return False
         return True
+
+    def record_answer(self, body: bytes, base: TokenSet, asked_at: datetime) -> TokenSet | None:
+        """Journal the token set in a refresh grant's raw answer the instant it arrives, before
+        the client parses it: a kill from here on keeps it (measured, ``docs/credentials.md``
+        §3). The token set journaled, or None when the body does not plainly hold a new one
+        (the parsed answer is journaled then, as before)."""
+        if self.journal is None:
+            return None
+        try:
+            data = json.loads(body)
+            access, refresh = data["access_token"], data["refresh_token"]
+            expires = data.get("expires_in")
+        except (ValueError, TypeError, KeyError):
+            return None
+        plain = isinstance(expires, int | float) and not isinstance(expires, bool)
+        if not (isinstance(access, str) and access and isinstance(refresh, str) and refresh):
+            return None
+        if not plain and expires is not None:  # anything odder is left to the client's parser
+            return None
+        lifetime = float(expires) if expires is not None else None
+        answer = TokenResponse(access, refresh, lifetime, None, "Bearer", asked_at)
+        tokens = answer.to_token_set(base.rotation + 1)
+        return tokens if self.record(tokens) else None
 
     def clear_intent(self) -> None:
         """Forget this process's intents (its refresh ended without a token set)."""

@@ -1,14 +1,17 @@
 """What the refresh procedure (``billing_api/_tokens.py``) talks to: the store that keeps one
-credential's token set, and the token endpoint's refresh grant (``docs/credentials.md`` §1)."""
+credential's token set, and the token endpoint's refresh grant and how its errors are read
+(``docs/credentials.md`` §1)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from billing_api._exceptions import BillingApiError, OAuthError, OutcomeUnknown
 from billing_api._refresh_lock import RefreshLock
 from billing_api._token_set import TokenResponse, TokenSet
 
-__all__ = ["TokenEndpoint", "TokenStore"]
+__all__ = ["TokenEndpoint", "TokenStore", "describe", "maybe_processed"]
 
 
 @runtime_checkable
@@ -55,6 +58,25 @@ class TokenStore(Protocol):
 class TokenEndpoint(Protocol):
     """The refresh grant of a token endpoint (:class:`~billing_api.oauth.OAuthClient` is one)."""
 
-    def refresh(self, refresh_token: str) -> TokenResponse:
-        """Exchange ``refresh_token`` (single use) for a new token set."""
+    def refresh(
+        self, refresh_token: str, *, on_answer: Callable[[bytes], None] | None = None
+    ) -> TokenResponse:
+        """Exchange ``refresh_token`` (single use) for a new token set; ``on_answer`` gets a
+        successful answer's raw body the instant it arrives, before it is parsed."""
         ...
+
+
+def maybe_processed(error: BillingApiError) -> bool:
+    """Whether the token endpoint may have consumed the refresh token despite the error."""
+    if isinstance(error, OutcomeUnknown):
+        return True
+    if isinstance(error, OAuthError):
+        return error.is_invalid_grant or error.status_code >= 500 or error.status_code == 200
+    return False
+
+
+def describe(error: BillingApiError) -> str:
+    """A refresh error in a few words (no secret: the status and the RFC 6749 code)."""
+    if isinstance(error, OAuthError):
+        return f"HTTP {error.status_code} {error.error}"
+    return type(error).__name__

@@ -44,7 +44,7 @@ from billing_api._recovery import JournalState, RefreshIntent, TokenJournal
 from billing_api._refresh_lock import RefreshLock
 from billing_api._token_journaling import JournalKeeper
 from billing_api._token_set import StaleTokenSet, TokenSet, scrub, utc_now
-from billing_api._token_store import TokenEndpoint, TokenStore
+from billing_api._token_store import TokenEndpoint, TokenStore, describe, maybe_processed
 
 __all__ = ["TokenEndpoint", "TokenManager", "TokenStore"]
 
@@ -52,15 +52,6 @@ _log = logging.getLogger(__name__)
 
 #: How long a worker waits for the refresh lock before it gives up (re-reading meanwhile).
 DEFAULT_LOCK_TIMEOUT = 120.0
-
-
-def _maybe_processed(error: BillingApiError) -> bool:
-    """Whether the token endpoint may have consumed the refresh token despite the error."""
-    if isinstance(error, OutcomeUnknown):
-        return True
-    if isinstance(error, OAuthError):
-        return error.is_invalid_grant or error.status_code >= 500 or error.status_code == 200
-    return False
 
 
 class TokenManager(LockWaiting):
@@ -233,10 +224,16 @@ class TokenManager(LockWaiting):
         it: if the refresh token turns out dead, that is why.
         """
         self._journal.intent(base.rotation)
+        asked_at, early = self._now(), []
+
+        def on_answer(body: bytes) -> None:  # before the client parses it: §3 of the doc
+            journaled = self._journal.record_answer(body, base, asked_at)
+            early.extend([journaled] if journaled is not None else [])
+
         try:
-            response = self._endpoint.refresh(base.refresh_token)
+            response = self._endpoint.refresh(base.refresh_token, on_answer=on_answer)
         except (OAuthError, OutcomeUnknown) as error:
-            if not _maybe_processed(error):
+            if not maybe_processed(error):
                 self._journal.clear_intent()
                 raise
             return self._after_failed_refresh(base, seen, error, recheck=recheck, pending=pending)
@@ -244,7 +241,10 @@ class TokenManager(LockWaiting):
             self._journal.clear_intent()
             raise
         new = response.to_token_set(base.rotation + 1, fallback_refresh_token=base.refresh_token)
-        journaled = self._journal.record(new)
+        if early and early[0].refresh_token == new.refresh_token:
+            new, journaled = early[0], True  # the same answer, journaled on arrival
+        else:
+            journaled = self._journal.record(new)
         self._current = new
         if self._after_grant is not None:
             self._after_grant(new)
@@ -270,7 +270,7 @@ class TokenManager(LockWaiting):
                 "refresh of %s failed (%s) but the store holds a newer token set (rotation %d); "
                 "using it",
                 self._store.name,
-                _describe(error),
+                describe(error),
                 stored.rotation,
             )
             if stored.access_token_usable(self._now()):
@@ -292,7 +292,7 @@ class TokenManager(LockWaiting):
         else:
             reason = (
                 f"the refresh of {name} (rotation {base.rotation}) failed after the service may "
-                f"have processed it ({_describe(error)}), so the stored refresh token may already "
+                f"have processed it ({describe(error)}), so the stored refresh token may already "
                 "be consumed"
             )
         raise ReauthorizationRequired(reason, command=self._store.reauthorize_command) from error
@@ -391,9 +391,3 @@ class TokenManager(LockWaiting):
         if rejected is not None and tokens.access_token == rejected:
             return False
         return tokens.access_token_usable(self._now())
-
-
-def _describe(error: BillingApiError) -> str:
-    if isinstance(error, OAuthError):
-        return f"HTTP {error.status_code} {error.error}"
-    return type(error).__name__

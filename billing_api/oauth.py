@@ -176,9 +176,16 @@ class OAuthClient:
             form["code_verifier"] = code_verifier
         return self._token(form)
 
-    def refresh(self, refresh_token: str) -> TokenResponse:
-        """The refresh-token grant: a new access token and a new refresh token (the old dies)."""
-        return self._token({"grant_type": "refresh_token", "refresh_token": refresh_token})
+    def refresh(
+        self, refresh_token: str, *, on_answer: Callable[[bytes], None] | None = None
+    ) -> TokenResponse:
+        """The refresh-token grant: a new access token and a new refresh token (the old dies).
+
+        ``on_answer`` gets the raw body of a 200 answer the instant it is read, before anything
+        else (the refresh procedure journals it there: ``docs/credentials.md`` §3).
+        """
+        form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
+        return self._token(form, on_answer)
 
     def client_credentials(self, scope: str | None = None) -> TokenResponse:
         """The client-credentials grant: a platform access token (no refresh token)."""
@@ -195,11 +202,13 @@ class OAuthClient:
         self._post("oauth.revoke", self.revoke_url, form)
 
     # --- transport ------------------------------------------------------------------------
-    def _token(self, form: dict[str, str]) -> TokenResponse:
+    def _token(
+        self, form: dict[str, str], on_answer: Callable[[bytes], None] | None = None
+    ) -> TokenResponse:
         # The expiry counts from before the request was sent, so it is never later than the
         # service's own.
         sent_at = self._now()
-        response = self._post("oauth.token", self.token_url, form)
+        response = self._post("oauth.token", self.token_url, form, on_answer)
         return _parse_token_response(response, sent_at)
 
     def _client_auth(self, form: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -211,8 +220,15 @@ class OAuthClient:
         encoded = base64.b64encode(pair.encode("utf-8")).decode("ascii")
         return form, {"Authorization": f"Basic {encoded}"}
 
-    def _post(self, operation_id: str, url: str, form: dict[str, str]) -> httpx.Response:
-        """POST the form, retrying only what the client's retry policy allows (module doc)."""
+    def _post(
+        self,
+        operation_id: str,
+        url: str,
+        form: dict[str, str],
+        on_answer: Callable[[bytes], None] | None = None,
+    ) -> httpx.Response:
+        """POST the form, retrying only what the client's retry policy allows (module doc);
+        ``on_answer`` gets a 200 answer's body first."""
         operation = OPERATIONS[operation_id]
         data, headers = self._client_auth(form)
         headers["Accept"] = "application/json"
@@ -226,6 +242,8 @@ class OAuthClient:
                 outcome = self._http.send(request)
             except httpx.TransportError as error:
                 outcome = error
+            if on_answer and isinstance(outcome, httpx.Response) and outcome.status_code == 200:
+                on_answer(outcome.content)
             decision = decide(operation, attempt, self._max_retries, request, outcome, self._random)
             if decision is None:
                 assert isinstance(outcome, httpx.Response)
