@@ -72,10 +72,14 @@ def classify(lines: pa.Table, rules: ClassifyRules | None = None) -> pa.Array:
     searched = [lines.column(name) for name in ("payer", "reference", "text")]
     payer = lines.column("payer")
 
-    def hits(values: pa.ChunkedArray, pattern: str) -> np.ndarray:
-        return mask(
-            per_value(values, lambda v: pc.match_substring_regex(v, pattern, ignore_case=True))
-        )
+    def hits(values: pa.ChunkedArray | pa.Array, pattern: str) -> np.ndarray:
+        # The pattern runs once per distinct value; its answers reach the lines by a numpy
+        # gather on the dictionary's indices (no Arrow take and fill per line).
+        codes = encoded(values)
+        found = pc.match_substring_regex(codes.dictionary, pattern, ignore_case=True)
+        if codes.indices.null_count:  # a line without the text: no hit
+            return mask(pc.take(found, codes.indices))
+        return mask(found)[np.asarray(codes.indices.to_numpy(zero_copy_only=False))]
 
     def anywhere(pattern: str) -> np.ndarray:
         found = np.zeros(len(amount), dtype=bool)

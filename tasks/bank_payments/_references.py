@@ -163,7 +163,7 @@ def _single_numbers(upper: pa.Array, aliases: Mapping[str, list[str]]) -> pd.Dat
     return pd.DataFrame(
         {
             "line": hit,
-            "key": keys.to_numpy(zero_copy_only=False),
+            "key": pd.arrays.ArrowExtensionArray(keys),
             "order": np.zeros(len(hit), dtype=np.int64),
         }
     )

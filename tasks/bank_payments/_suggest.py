@@ -73,12 +73,19 @@ def _nearest(items: _Items, customer: np.ndarray, amount: np.ndarray) -> np.ndar
     """For each (customer, amount): the rows of the customer's ``WINDOW`` items whose due amounts
     are nearest, as a (pairs × WINDOW) array (``NONE`` where the customer has fewer)."""
     start, count = items.start[customer], items.count[customer]
-    # dues are sorted within each customer's range: search each range at once by offsetting
-    # every due by its customer's position (a composite key), as one global binary search
-    codes = np.repeat(np.arange(len(items.start), dtype=np.int64), items.count)
-    key = (codes << SHIFT) + items.due
-    found = np.searchsorted(key, (customer.astype(np.int64) << SHIFT) + amount)
-    first = np.clip(found - WINDOW // 2, start, np.maximum(start + count - WINDOW, start))
+    # A customer with at most WINDOW items has them all as the window: only the others search.
+    # Dues are sorted within each customer's range: search each range at once by offsetting
+    # every due by its customer's position (a composite key), as one global binary search.
+    first = start.copy()
+    large = np.flatnonzero(count > WINDOW)
+    if len(large):
+        codes = np.repeat(np.arange(len(items.start), dtype=np.int64), items.count)
+        key = (codes << SHIFT) + items.due
+        wanted = (customer[large].astype(np.int64) << SHIFT) + amount[large]
+        found = np.searchsorted(key, wanted)
+        first[large] = np.clip(
+            found - WINDOW // 2, start[large], start[large] + count[large] - WINDOW
+        )
     rows = first[:, None] + np.arange(WINDOW)[None, :]
     return np.where(rows < (start + count)[:, None], rows, NONE)
 
