@@ -140,12 +140,25 @@ def _good_outcomes(
     return status, request, errors, notes
 
 
+def _index_in(keys: pa.Array, values: pa.Array) -> pa.Array:
+    """Where each of ``keys`` is among ``values`` (null where it is not): line numbers come in
+    increasing order, so a binary search finds them (numpy, no hash table of a million lines);
+    values in any other order are looked up by Arrow's hash."""
+    ordered = values.to_numpy(zero_copy_only=False)
+    if values.null_count or keys.null_count or not (np.diff(ordered) > 0).all():
+        return pc.index_in(keys, value_set=values)
+    wanted = keys.to_numpy(zero_copy_only=False)
+    at = np.searchsorted(ordered, wanted)
+    found = ordered[np.minimum(at, len(ordered) - 1)] == wanted if len(ordered) else at < 0
+    return pa.array(at, type=pa.int64(), mask=~found)
+
+
 def _positions(lines: pa.Array, good_lines: pa.Array) -> pa.Array | None:
     """Where each row of the file is among the good rows (null where it is not one), or None when
     every row is good and in the same order (the usual large file: nothing to look up)."""
     if len(good_lines) == len(lines) and pc.all(pc.equal(good_lines, lines)).as_py():
         return None
-    return pc.index_in(lines, value_set=good_lines)
+    return _index_in(lines, good_lines)
 
 
 def row_outcomes(
@@ -180,7 +193,7 @@ def row_outcomes(
     reasons = _reasons(parsed)
     bad_lines = pa.array(list(reasons), pa.int64())
     bad_text = pa.array(list(reasons.values()), pa.string())
-    bad_position = pc.index_in(lines, value_set=bad_lines)
+    bad_position = _index_in(lines, bad_lines)
     columns = []
     for index, values in enumerate(good):
         from_good = pc.take(values, position)
@@ -258,7 +271,7 @@ def amount_by_status(
     if len(good_lines) == len(lines) and pc.all(pc.equal(good_lines, lines)).as_py():
         status = outcomes.status  # every row good, in the file's order
     else:
-        status = pc.take(outcomes.status, pc.index_in(good_lines, value_set=lines))
+        status = pc.take(outcomes.status, _index_in(good_lines, lines))
     pennies = parsed.good.table.column("amount_pennies").combine_chunks()
     grouped = pa.table({"status": status, "pennies": pennies}).group_by("status")
     totals = {

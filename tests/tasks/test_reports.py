@@ -7,6 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ledger import ItemOutcome
 from tasks.common.finance_files.values import parse_amount
@@ -21,7 +22,7 @@ from tasks.payment_requests import (
     write_outcome_report,
 )
 from tasks.payment_requests.report_files import Outcomes
-from tasks.payment_requests.reports import row_outcomes
+from tasks.payment_requests.reports import _index_in, row_outcomes
 from tests.support.finance_files import BILLER, TODAY, write_csv, write_xlsx
 
 HEADER = ["Notes", "Customer", "Amount (£)", "Description", "Reference", "Pay by"]
@@ -209,3 +210,15 @@ def test_formulas_in_cells_reach_no_report_alive(
     assert failed[0]["Description"] == "'+cmd|' /C calc'!A0"
     for cell in [*report[0].values(), *report[1].values(), *failed[0].values()]:
         assert not cell.startswith(("=", "+", "@", "\t", "\r")), cell
+
+
+def test_rows_are_found_among_lines_in_any_order_as_arrow_finds_them() -> None:
+    """Outcomes are matched to lines by a binary search when the lines increase, and by Arrow's
+    hash otherwise: both give what ``index_in`` gives."""
+    keys = pa.array([2, 3, 5, 8, 13, 1, 40], pa.int64())
+    for values in ([1, 2, 5, 13, 21], [13, 2, 21, 1, 5], [], [7]):
+        wanted = pa.array(values, pa.int64())
+
+        found = _index_in(keys, wanted)
+
+        assert found.to_pylist() == pc.index_in(keys, value_set=wanted).to_pylist()
