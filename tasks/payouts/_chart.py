@@ -102,7 +102,7 @@ def pounds(value: float) -> str:
     elif size >= 1_000:
         text = f"{size / 1_000:.1f}".removesuffix(".0") + "k"
     else:
-        text = f"{size:.0f}"
+        text = f"{size:.2f}".rstrip("0").rstrip(".")  # 0.5 on a scale of a pound or two
     return f"{sign}{text}"
 
 
