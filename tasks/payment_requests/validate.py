@@ -24,11 +24,10 @@ was voided (an undone import), the row is a new payment request and gets the nex
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +37,7 @@ from ledger import PaymentRequestSeen
 from tasks.common.finance_files import LoadedTable, load_table
 from tasks.common.finance_files.raw import RawTable
 from tasks.payment_requests import columns as col
+from tasks.payment_requests import repeats
 from tasks.payment_requests.customers import CustomerDirectory
 from tasks.payment_requests.derive import derived_ids, next_round_id
 from tasks.payment_requests.known import KnownPaymentRequests
@@ -52,7 +52,6 @@ from tasks.payment_requests.rowcheck import ImportRules, check_row, complete
 from tasks.payment_requests.screen import Screened, pounds, screen
 
 VOID = "VOID"
-PYTHON_BATCH = 100_000
 
 
 def read_payment_request_file(path: Path, *, sheet: str | None = None) -> LoadedTable:
@@ -150,46 +149,6 @@ def _checked_rows(
     return candidates
 
 
-def _others(lines: list[int], line: int) -> str:
-    rest = [str(n) for n in lines if n != line]
-    return ", ".join(rest[:10]) + (f" and {len(rest) - 10} more" if len(rest) > 10 else "")
-
-
-def _python_values(values: pa.Array | pa.ChunkedArray) -> Iterator[str]:
-    """The values as Python strings, a batch at a time and only as far as they are read: a
-    lookup in a ledger that knows nothing of the biller reads none of a million keys."""
-    for start in range(0, len(values), PYTHON_BATCH):
-        yield from values.slice(start, PYTHON_BATCH).to_pylist()
-
-
-def _duplicates(
-    lines: pa.Array, keys: pa.Array, counts: pa.StructArray | None = None
-) -> dict[str, list[int]]:
-    """The keys on more than one line, with those lines (in order); ``counts`` is
-    ``value_counts`` of the keys where the caller has it already."""
-    counts = pc.value_counts(pc.drop_null(keys)) if counts is None else counts
-    if len(counts) == len(keys) - keys.null_count:  # every key once: the usual large file
-        return defaultdict(list)
-    repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
-    found: dict[str, list[int]] = defaultdict(list)
-    if not len(repeated):
-        return found
-    mask = pc.fill_null(pc.is_in(keys, value_set=repeated), False)
-    for line, key in sorted(_where(mask, lines, keys)):
-        found[key].append(line)
-    return found
-
-
-def _column(good: pa.Table, name: str) -> pa.Array:
-    return good.column(name).combine_chunks()
-
-
-def _where(mask: pa.Array, *columns: pa.Array) -> list[tuple[Any, ...]]:
-    """The values of ``columns`` on the rows ``mask`` selects, as Python tuples."""
-    picked = [pc.filter(column, mask).to_pylist() for column in columns]
-    return list(zip(*picked, strict=True))
-
-
 def _column_of(table: RawTable, canonical: str) -> str:
     return table.column_names.get(canonical, canonical)
 
@@ -205,18 +164,20 @@ def _reference_problems(
     column = _column_of(table, col.REFERENCE)
     lines, references = candidates.reference_lines, candidates.references
     problems = []
-    for reference, on_lines in _duplicates(lines, references, counts).items():
+    for reference, on_lines in repeats.duplicates(lines, references, counts).items():
         for line in on_lines:
-            reason = f"duplicate reference: also on line {_others(on_lines, line)}"
+            reason = f"duplicate reference: also on line {repeats.others(on_lines, line)}"
             problems.append(RowProblem(line, column, reference, reason))
-    holding = known.by_reference(_python_values(counts.field("values")))
+    holding = known.by_reference(repeats.python_values(counts.field("values")))
     held = [ref for ref, seen in holding.items() if any(s.status != VOID for s in seen)]
     if not held:
         return problems
     mask = pc.is_in(references, value_set=pa.array(held, pa.string()))
     all_rows = pa.array([True] * good.num_rows)
-    own_ids = dict(_where(all_rows, _column(good, "line"), _column(good, "external_id")))
-    for line, reference in _where(mask, lines, references):
+    own_ids = dict(
+        repeats.where(all_rows, repeats.column(good, "line"), repeats.column(good, "external_id"))
+    )
+    for line, reference in repeats.where(mask, lines, references):
         own = own_ids.get(line)
         others = [s for s in holding[reference] if s.status != VOID and s.external_id != own]
         if others:
@@ -230,9 +191,9 @@ def _reference_problems(
 def _external_id_problems(
     table: RawTable, good: pa.Table, known: KnownPaymentRequests, *, references_distinct: bool
 ) -> list[RowProblem]:
-    """``references_distinct``: no two rows share a reference (see :func:`_references_distinct`)."""
-    lines, ids = _column(good, "line"), _column(good, "external_id")
-    derived = _column(good, "external_id_derived")
+    """``references_distinct``: no two rows share a reference."""
+    lines, ids = repeats.column(good, "line"), repeats.column(good, "external_id")
+    derived = repeats.column(good, "external_id_derived")
     problems = []
     column = _column_of(table, col.EXTERNAL_ID)
     every_id_derived = pc.all(derived).as_py() is not False
@@ -242,11 +203,11 @@ def _external_id_problems(
         # rows), so with every reference distinct no id can repeat.
         repeated: dict[str, list[int]] = {}
     else:
-        repeated = _duplicates(lines, ids)
+        repeated = repeats.duplicates(lines, ids)
     derived_lines = set(pc.filter(lines, derived).to_pylist()) if repeated else set()
     for key, on_lines in repeated.items():
         for line in on_lines:
-            others = _others(on_lines, line)
+            others = repeats.others(on_lines, line)
             if line not in derived_lines:
                 problems.append(
                     RowProblem(line, column, key, f"duplicate externalId: also on line {others}")
@@ -263,11 +224,11 @@ def _external_id_problems(
                     )
                 )
     given = pc.invert(derived)
-    existing = known.by_external_id(_python_values(pc.filter(ids, given)))
+    existing = known.by_external_id(repeats.python_values(pc.filter(ids, given)))
     voided = [key for key, seen in existing.items() if seen.status == VOID]
     if voided:
         mask = pc.and_(given, pc.is_in(ids, value_set=pa.array(voided, pa.string())))
-        for line, key in _where(mask, lines, ids):
+        for line, key in repeats.where(mask, lines, ids):
             seen = existing[key]
             number = seen.number or seen.payment_request_id
             reason = (
@@ -281,8 +242,8 @@ def _external_id_problems(
 
 def _revive_voided(good: pa.Table, known: KnownPaymentRequests, biller: str) -> pa.Table:
     """Rows whose derived externalId names a voided payment request get the next one."""
-    ids, derived = _column(good, "external_id"), _column(good, "external_id_derived")
-    existing = known.by_external_id(_python_values(pc.filter(ids, derived)))
+    ids, derived = repeats.column(good, "external_id"), repeats.column(good, "external_id_derived")
+    existing = known.by_external_id(repeats.python_values(pc.filter(ids, derived)))
     voided = [key for key, seen in existing.items() if seen.status == VOID]
     if not voided:
         return good

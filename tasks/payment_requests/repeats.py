@@ -1,0 +1,59 @@
+"""Keys that repeat across a file's rows, and Arrow columns read back as Python values: the
+helpers of the file-wide checks (``validate.py``), kept apart so each stays readable.
+
+Everything here works on whole columns; Python values are made only for the few rows a check
+reports (the usual large file has no repeated key, and is answered without a Python loop).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+PYTHON_BATCH = 100_000
+
+
+def others(lines: list[int], line: int) -> str:
+    """The other lines a key is on, as a reason names them (the first ten, then how many more)."""
+    rest = [str(n) for n in lines if n != line]
+    return ", ".join(rest[:10]) + (f" and {len(rest) - 10} more" if len(rest) > 10 else "")
+
+
+def python_values(values: pa.Array | pa.ChunkedArray) -> Iterator[str]:
+    """The values as Python strings, a batch at a time and only as far as they are read: a
+    lookup in a ledger that knows nothing of the biller reads none of a million keys."""
+    for start in range(0, len(values), PYTHON_BATCH):
+        yield from values.slice(start, PYTHON_BATCH).to_pylist()
+
+
+def duplicates(
+    lines: pa.Array, keys: pa.Array, counts: pa.StructArray | None = None
+) -> dict[str, list[int]]:
+    """The keys on more than one line, with those lines (in order); ``counts`` is
+    ``value_counts`` of the keys where the caller has it already."""
+    counts = pc.value_counts(pc.drop_null(keys)) if counts is None else counts
+    if len(counts) == len(keys) - keys.null_count:  # every key once: the usual large file
+        return defaultdict(list)
+    repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
+    found: dict[str, list[int]] = defaultdict(list)
+    if not len(repeated):
+        return found
+    mask = pc.fill_null(pc.is_in(keys, value_set=repeated), False)
+    for line, key in sorted(where(mask, lines, keys)):
+        found[key].append(line)
+    return found
+
+
+def column(good: pa.Table, name: str) -> pa.Array:
+    """One column of a table as a single array."""
+    return good.column(name).combine_chunks()
+
+
+def where(mask: pa.Array, *columns: pa.Array) -> list[tuple[Any, ...]]:
+    """The values of ``columns`` on the rows ``mask`` selects, as Python tuples."""
+    picked = [pc.filter(column, mask).to_pylist() for column in columns]
+    return list(zip(*picked, strict=True))
