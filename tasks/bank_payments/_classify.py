@@ -79,7 +79,8 @@ def classify(lines: pa.Table, rules: ClassifyRules | None = None) -> pa.Array:
         found = pc.match_substring_regex(codes.dictionary, pattern, ignore_case=True)
         if codes.indices.null_count:  # a line without the text: no hit
             return mask(pc.take(found, codes.indices))
-        return mask(found)[np.asarray(codes.indices.to_numpy(zero_copy_only=False))]
+        by_line: np.ndarray = mask(found)[np.asarray(codes.indices.to_numpy(zero_copy_only=False))]
+        return by_line
 
     def anywhere(pattern: str) -> np.ndarray:
         found = np.zeros(len(amount), dtype=bool)
