@@ -25,7 +25,7 @@ from tasks.common.outcome import COMPLETED, Outcome, end_run
 from tasks.common.session import open_ledger
 from tasks.common.workers import current_run_id
 from tasks.inbox.layout import FileKind, default_root
-from tasks.inbox.process import JobResult, raise_if_could_not_run
+from tasks.inbox.process import JobResult, raise_if_could_not_run, raise_if_in_doubt
 from tasks.inbox.settings import InboxSettings
 from tasks.inbox.sweep import process_waiting
 
@@ -39,6 +39,7 @@ def _bank(path: Path, block: str, settings: InboxSettings) -> JobResult:
         file=path, biller=block, dry_run=not allowed, exact_only=allowed, return_state=True
     )
     raise_if_could_not_run(state)
+    raise_if_in_doubt(state)  # payments in doubt: the file stays for the retry to resume them
     name = str(state.name)
     failed = not state.is_completed() or name.lower() in FAILED
     step = "read the report and review files beside it" if failed or not allowed else ""

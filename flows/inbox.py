@@ -30,7 +30,13 @@ from tasks.inbox.claim import Claimed, resume
 from tasks.inbox.classify import Detector
 from tasks.inbox.layout import SETTLE_SECONDS, FileKind, Waiting, default_root
 from tasks.inbox.ledger_files import sha256_of
-from tasks.inbox.process import JobResult, Runner, process_claimed, raise_if_could_not_run
+from tasks.inbox.process import (
+    JobResult,
+    Runner,
+    process_claimed,
+    raise_if_could_not_run,
+    raise_if_in_doubt,
+)
 from tasks.inbox.settings import InboxSettings
 from tasks.inbox.watch import take_files
 from tasks.payment_requests import read_payment_request_file
@@ -89,6 +95,7 @@ def _bank(path: Path, block: str, settings: InboxSettings) -> JobResult:
         file=path, biller=block, dry_run=False, exact_only=auto, return_state=True
     )
     raise_if_could_not_run(state)
+    raise_if_in_doubt(state)  # payments in doubt: the file stays for the retry to resume them
     name = str(state.name)
     message = state.message or name
     if not state.is_completed() or name.lower() in FAILED_IMPORTS:

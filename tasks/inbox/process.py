@@ -23,6 +23,7 @@ from billing_api import (
     utc_now,
 )
 from ledger import Ledger
+from tasks.common.outcome import PENDING
 from tasks.inbox.claim import Claimed, put_away
 from tasks.inbox.classify import Classified, Detector, Unclassifiable, classify
 from tasks.inbox.layout import FileKind
@@ -46,6 +47,15 @@ class JobResult:
 
 Runner = Callable[[Path, str, InboxSettings], JobResult]
 
+
+class WritesInDoubt(Exception):
+    """The job ran but left writes whose outcome it could not learn (a bank payment sent, its
+    answer lost, the service not answering the question after). The file is not done: like a
+    job that could not run, it stays in processing/ with its record open and the run fails, so
+    the night's retry or the next scan resumes it and asks the service (``docs/conventions.md``
+    §8). Put away in processed/, nothing would ever resume those writes."""
+
+
 # The job could not run at all: the credential, its store or the service was unavailable. That
 # says nothing about the file, so the file is not failed: it stays in processing/ with its
 # ledger record open, the error goes up (the run fails, a night's retry or the next scan resumes
@@ -58,7 +68,14 @@ COULD_NOT_RUN: tuple[type[BaseException], ...] = (
     ServerError,
     RateLimited,
     RequestTimeout,
+    WritesInDoubt,
 )
+
+
+def raise_if_in_doubt(state: Any) -> None:
+    """Raise :class:`WritesInDoubt` for a bank run that ended ``Pending``: payments in doubt."""
+    if state.is_completed() and str(state.name) == PENDING:
+        raise WritesInDoubt(str(state.message or PENDING))
 
 
 def raise_if_could_not_run(state: Any) -> None:
