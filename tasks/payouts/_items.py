@@ -63,27 +63,34 @@ class Problem:
         return f"{where}{shown}: {self.reason}"
 
 
+def payout_codes(payout_ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's payout as a number (0, 1, ... in order of first appearance) and each payout's
+    first item (its row): a year of items is grouped by integers, not by text, once."""
+    codes, _ = pd.factorize(payout_ids, sort=False)
+    firsts = np.flatnonzero(~pd.Series(codes).duplicated().to_numpy(dtype=bool))
+    return codes.astype(np.int64), firsts
+
+
 def payouts_of(items: pd.DataFrame) -> pd.DataFrame:
     """One row per payout (see the module docstring), in arrival order."""
     if items.empty:
         return empty_payouts()
+    codes, firsts = payout_codes(items["payout_id"])
     amounts = items["amount"].to_numpy(dtype=np.int64)
     work = pd.DataFrame(
         {
-            "payout_id": items["payout_id"],
             "gross": np.where(amounts > 0, amounts, 0),
             "deductions": np.where(amounts < 0, -amounts, 0),
-            "items": 1,
+            "items": np.ones(len(items), dtype=np.int64),
+            "first_line": items["line"].to_numpy(dtype=np.int64),
         }
     )
-    totals = work.groupby("payout_id", sort=False).sum()
-    heads = items.groupby("payout_id", sort=False).agg(
-        reference=("reference", "first"),
-        arrival_date=("arrival_date", "first"),
-        amount=("payout_amount", "first"),
-        first_line=("line", "min"),
+    totals = work.groupby(codes, sort=True).agg(
+        {"gross": "sum", "deductions": "sum", "items": "sum", "first_line": "min"}
     )
-    payouts = heads.join(totals).reset_index()
+    heads = items[["payout_id", "reference", "arrival_date", "payout_amount"]].iloc[firsts]
+    payouts = heads.rename(columns={"payout_amount": "amount"})
+    payouts = payouts.reset_index(drop=True).join(totals.reset_index(drop=True))
     payouts = payouts.sort_values(["arrival_date", "reference", "payout_id"], kind="stable")
     return payouts.reset_index(drop=True)[list(PAYOUT_COLUMNS)]
 

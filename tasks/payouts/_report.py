@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tasks.common.finance_files import InputFileError, LoadedTable, load_table
-from tasks.payouts._items import DATE, ITEM_TEXT, Problem, empty_items, payouts_of
+from tasks.payouts._items import DATE, ITEM_TEXT, Problem, empty_items, payout_codes, payouts_of
 from tasks.payouts._profiles import DEDUCTION, PAYMENT, ReportProfile, available_report_profiles
 from tasks.payouts._values import dates_column, distinct, pennies_column
 
@@ -163,9 +163,10 @@ def _items(loaded: LoadedTable, profile: ReportProfile) -> tuple[pd.DataFrame, l
         "amount": pa.array(signed),
     }
     frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
-    frame["position"] = frame.groupby("payout_id", sort=False).cumcount().astype("int64")
+    codes, firsts = payout_codes(frame["payout_id"])  # grouped by integers, once
+    frame["position"] = pd.Series(codes).groupby(codes).cumcount().to_numpy(dtype=np.int64)
     if not problems:
-        problems += _inconsistent(frame, names)
+        problems += _inconsistent(frame, names, codes, firsts)
     return frame, problems
 
 
@@ -251,23 +252,27 @@ def _text(values: pa.Array, row: int) -> str:
     return str(values[int(row)].as_py() or "")
 
 
-def _inconsistent(frame: pd.DataFrame, names: dict[str, str]) -> list[Problem]:
+def _inconsistent(
+    frame: pd.DataFrame, names: dict[str, str], codes: np.ndarray, firsts: np.ndarray
+) -> list[Problem]:
     """Lines that contradict the first line of their payout, lines naming no document, and a
-    payment twice in one payout."""
+    payment twice in one payout (``codes`` and ``firsts``: :func:`payout_codes` of the lines)."""
     problems: list[Problem] = []
     fields = [f for f in ("reference", "arrival_date", "payout_amount") if f in names]
-    # Only the compared columns: the first line of every column would copy the whole report.
-    first = frame.groupby("payout_id", sort=False)[fields].transform("first")
+    # Each line against its payout's first line, by Arrow on the compared columns (a groupby's
+    # "first" of the whole report would copy it).
+    heads = firsts[codes]
     for field in fields:
-        differs = (frame[field] != first[field]).to_numpy(dtype=bool)
-        for row in np.flatnonzero(differs)[:20]:
+        values = pa.array(frame[field])
+        same = pc.equal(values, values.take(pa.array(heads)))
+        for row in np.flatnonzero(~_mask(same))[:20]:
             problems.append(
                 Problem(
                     int(frame["line"].iat[row]),
                     names[field],
                     str(frame[field].iat[row]),
                     f"differs from the first line of payout {frame['payout_id'].iat[row]} "
-                    f"({first[field].iat[row]})",
+                    f"({frame[field].iat[int(heads[row])]})",
                 )
             )
     documents = [
@@ -289,9 +294,15 @@ def _inconsistent(frame: pd.DataFrame, names: dict[str, str]) -> list[Problem]:
             )
         )
     if "payment_id" in names:
-        named = frame[frame["payment_id"] != ""]
-        twice = named.duplicated(["payout_id", "payment_id", "kind"], keep="first")
-        for row in named.index[twice.to_numpy(dtype=bool)][:20]:
+        # A payment twice in one payout with the same kind: one integer key per line (payout,
+        # payment, kind), not a three-column duplicated() over a copy of the named lines.
+        named = (frame["payment_id"] != "").to_numpy(dtype=bool)
+        payment, _ = pd.factorize(frame["payment_id"], sort=False)
+        deduction = (frame["kind"] == DEDUCTION).to_numpy(dtype=np.int64)
+        key = (codes.astype(np.int64) * (int(payment.max(initial=0)) + 1) + payment) * 2 + deduction
+        twice = np.zeros(len(frame), dtype=bool)
+        twice[named] = pd.Series(key[named]).duplicated(keep="first").to_numpy(dtype=bool)
+        for row in np.flatnonzero(twice)[:20]:
             problems.append(
                 Problem(
                     int(frame["line"].iat[row]),

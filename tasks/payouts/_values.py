@@ -61,7 +61,19 @@ def signed_pennies(text: str) -> int:
 
 def pennies_column(values: pa.Array) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Each cell as signed pennies, which cells are not money, and why (per bad cell, in row
-    order)."""
+    order). A column of few distinct values (a payout's amount repeats on each of its lines) is
+    parsed once per value and spread back by index."""
+    codes = values.dictionary_encode()
+    if len(codes.dictionary) * 4 < len(values):
+        amounts, bad, reasons = _pennies_of(codes.dictionary)
+        at = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        rows_bad = bad[at]
+        why = [reasons[int(i)] for i in np.cumsum(bad)[at[rows_bad]] - 1]
+        return amounts[at], rows_bad, why
+    return _pennies_of(values)
+
+
+def _pennies_of(values: pa.Array) -> tuple[np.ndarray, np.ndarray, list[str]]:
     amounts = np.zeros(len(values), dtype=np.int64)
     plain = np.asarray(
         pc.fill_null(pc.match_substring_regex(values, _PLAIN), False).to_numpy(
