@@ -15,12 +15,16 @@ night has completed; then:
 - every ledger operation is settled (confirmed or failed, none intended, sent or unknown);
 - every file is in ``processed/`` or ``failed/`` with its report, nothing in ``processing/``;
 - every biller's refresh token is the live one at the service (neither used nor revoked);
-- no secret issued in the run is in the workers' and server's logs, the Prefect server's stored
-  logs and artifacts, or any file under ``BILLOPS_HOME`` (the ledger database included) but the
-  token recovery journal (the session's secret scan, ``tests/support/secret_scan.py``).
+- no secret the sandbox issued in the run (its ``/_sandbox/secrets``: every client secret and
+  token, those the workers rotated included, and webhook credentials) is in the workers' and
+  server's logs, the Prefect server's stored logs and artifacts, any file under ``BILLOPS_HOME``
+  (reports, the ledger's SQLite file) but the token recovery journal, the output of the
+  ``billops`` commands an operator runs the morning after, or any ledger column but the sealed
+  token journal's (the session's secret scan, ``tests/support/secret_scan.py``).
 
-The counts are printed. The short version in the default suite (one worker killed mid-night) is
-``tests/flows/test_nightly_workers.py``.
+The counts are printed. CI's short version (two billers, two kills) runs on a SQLite ledger and
+on PostgreSQL's; a slow one puts the Prefect server's database on PostgreSQL too. The default
+suite's other short chaos run (one worker killed mid-night) is ``test_nightly_workers.py``.
 """
 
 from __future__ import annotations
@@ -28,25 +32,36 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from flows.nightly import nightly
 from ledger import OperationState
 from tasks.common.session import open_ledger
 from tasks.nightly.limits import LEASE_LABEL
 from tasks.nightly.night import night_of
+from tests.support.cli import billops_command
+from tests.support.databases import temporary_postgres_database
 from tests.support.faults import clear_faults, fault_counts, plan_faults
 from tests.support.nightly_world import WholeBiller, night_platform, night_runs, whole_biller
 from tests.support.platform import Platform
 from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
-from tests.support.secret_scan import register_log, register_secret, register_tree
+from tests.support.secret_scan import (
+    register_database,
+    register_issued,
+    register_log,
+    register_secret,
+    register_tree,
+)
 
 BILLERS = int(os.environ.get("BILLOPS_SOAK_BILLERS", "10"))
 KILLS = int(os.environ.get("BILLOPS_SOAK_KILLS", "50"))
@@ -58,6 +73,9 @@ STUCK_MINUTES = 3.0
 BASE = {"errorRate": 0.10, "dropAfterCommit": 0.05}
 STORM = {**BASE, "rateLimit": 0.6, "retryAfter": 1}
 SETTLED = {OperationState.CONFIRMED, OperationState.FAILED}
+# The ledger's only column meant to hold a credential: the token journal's records, sealed
+# under BILLOPS_TOKEN_JOURNAL_KEY (docs/credentials.md).
+LEDGER_CREDENTIALS = ["ledger_token_journal.sealed"]
 
 
 class Chaos:
@@ -184,20 +202,84 @@ def _server_texts(running: Platform) -> None:
     register_log("\n".join(texts), label="soak: artifacts")
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(6 * 3600)
-def test_every_job_under_faults_and_kills_loses_and_doubles_nothing(tmp_path: Path) -> None:
-    database = tmp_path / "sandbox.db"
+@dataclass
+class Soak:
+    """What a soak did and found (:func:`_soak`)."""
+
+    billers: list[WholeBiller]
+    rounds: int
+    pending: list[str]
+    kills: list[str]
+    storms: int
+    injected: dict[str, int]
+    duration: float
+    truth: dict[str, dict[str, Any]]
+    references: dict[str, Counter[str]]
+    unsettled: list[Any]
+    alive: dict[str, bool]
+    leftover: list[str]
+    put_away: dict[str, list[str]]
+    commands: dict[str, int]  # each billops command run at the end -> its exit code
+    issued: int  # secrets the sandbox issued, all in the scan
+    statements: dict[str, str]  # each biller's statement reports, to say what happened
+
+    @property
+    def duplicates(self) -> dict[str, int]:
+        refs = self.references.values()
+        return {
+            "payment requests": sum(c - 1 for found in refs for c in found.values()),
+            "payments": sum(max(t["payments"] - 1, 0) for t in self.truth.values()),
+            "pauses or resumes": sum(
+                max(count - 1, 0) for t in self.truth.values() for count in t["events"].values()
+            ),
+        }
+
+
+def _commands(running: Platform, blocks: list[str]) -> dict[str, int]:
+    """An operator's morning after the night: ``billops ledger status``, ``audit``, ``inbox
+    status`` and ``auth status`` of every biller, on the platform's settings; each output goes
+    to the secret scan."""
+    wanted = [["ledger", "status"], ["audit"], ["inbox", "status"]]
+    wanted += [["auth", "status", "--block", block] for block in blocks]
+    codes: dict[str, int] = {}
+    for args in wanted:
+        done = subprocess.run(
+            billops_command(*args),
+            env=running.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        name = "billops " + " ".join(args)
+        register_log(done.stdout + done.stderr, label=f"soak: {name}")
+        codes[name] = done.returncode
+    return codes
+
+
+def _soak(
+    root: Path,
+    billers: int,
+    kills: int,
+    *,
+    ledger_url: str | None = None,
+    server_database_url: str | None = None,
+) -> Soak:
+    """The whole night of ``billers`` under faults and ``kills`` worker kills, rerun until done;
+    everything it left registered with the secret scan."""
+    database = root / "sandbox.db"
     with (
         running_sandbox(f"sqlite:///{database}") as admin,
-        night_platform(tmp_path / "night") as running,
+        night_platform(
+            root / "night", ledger_url=ledger_url, server_database_url=server_database_url
+        ) as running,
     ):
         home = Path(running.env["BILLOPS_HOME"])
         with running.api():
-            billers = [whole_biller(admin, home, 900 + n, ROWS) for n in range(BILLERS)]
+            made = [whole_biller(admin, home, 900 + n, ROWS) for n in range(billers)]
         plan_faults(admin, BASE, seed=19)
-        chaos = Chaos(running, admin, KILLS, seed=20261124)
-        everyone = [b.block for b in billers]
+        chaos = Chaos(running, admin, kills, seed=20261124)
+        everyone = [b.block for b in made]
         pending, rounds, started = list(everyone), 0, time.monotonic()
         try:
             while (pending or not chaos.finished) and rounds < MAX_ROUNDS:
@@ -220,18 +302,18 @@ def test_every_job_under_faults_and_kills_loses_and_doubles_nothing(tmp_path: Pa
         finally:
             chaos.stop()
             chaos.injected.update(fault_counts(admin))
-            injected = dict(chaos.injected)
             clear_faults(admin)
         duration = time.monotonic() - started
 
-        truth = {b.block: _sandbox_truth(database, b) for b in billers}
+        truth = {b.block: _sandbox_truth(database, b) for b in made}
         requests = {
-            b.block: b.api.get("/payment_requests", params={"size": 100}).json() for b in billers
+            b.block: b.api.get("/payment_requests", params={"size": 100}).json() for b in made
         }
         with open_ledger() as ledger:
-            ops = {b.block: ledger.operations(biller=b.biller_id) for b in billers}
+            ops = {b.block: ledger.operations(biller=b.biller_id) for b in made}
         with running.api():
-            alive = {b.block: _live_refresh_token(database, b.block) for b in billers}
+            alive = {b.block: _live_refresh_token(database, b.block) for b in made}
+        commands = _commands(running, everyone)
         leftover = [str(p) for p in (home / "inbox").rglob("processing/**/*") if p.is_file()]
         put_away = {
             b.block: sorted(
@@ -239,45 +321,95 @@ def test_every_job_under_faults_and_kills_loses_and_doubles_nothing(tmp_path: Pa
                 for p in (home / "inbox" / b.block).rglob("*")
                 if p.is_file() and {"processed", "failed"} & set(p.parts)
             )
-            for b in billers
+            for b in made
         }
+        statements = {
+            b.block: "\n".join(
+                f"--- {p.name}\n{p.read_text(errors='replace')}"
+                for p in sorted((home / "inbox" / b.block).rglob("statement*"))
+                if p.is_file() and p.name != "statement.csv"
+            )
+            for b in made
+        }
+        # The secret sweep: every secret the sandbox issued (tokens rotated by the workers
+        # included), against every log, artifact, report, CLI output and ledger column.
+        issued = register_issued(admin.http)
         _server_texts(running)
-        for log in sorted((tmp_path / "night" / "platform").glob("*.log")):
+        for log in sorted((root / "night" / "platform").glob("*.log")):
             register_log(log, label=f"soak: {log.name}")
         register_tree(home, allowed=[home / "recovery"], label="soak: BILLOPS_HOME")
+        register_database(
+            running.env["BILLOPS_LEDGER_URL"], allowed=LEDGER_CREDENTIALS, label="soak: ledger"
+        )
 
     references = {
         block: Counter(r.get("externalId") for r in body["paymentRequests"] if r.get("externalId"))
         for block, body in requests.items()
     }
-    duplicates = {
-        "payment requests": sum(c - 1 for refs in references.values() for c in refs.values()),
-        "payments": sum(max(t["payments"] - 1, 0) for t in truth.values()),
-        "pauses or resumes": sum(
-            max(count - 1, 0) for t in truth.values() for count in t["events"].values()
-        ),
-    }
     unsettled = [op for found in ops.values() for op in found if op.state not in SETTLED]
+    return Soak(
+        made, rounds, pending, chaos.kills, chaos.storms, dict(chaos.injected), duration, truth,
+        references, unsettled, alive, leftover, put_away, commands, issued, statements,
+    )  # fmt: skip
+
+
+def _report_and_check(soak: Soak, kills: int) -> None:
+    count = len(soak.billers)
     print(
-        f"\nsoak: {BILLERS} billers, {rounds} coordinator run(s), {len(chaos.kills)} kills, "
-        f"{chaos.storms} 429 storms, faults injected {injected}, {duration:.0f} s "
+        f"\nsoak: {count} billers, {soak.rounds} coordinator run(s), {len(soak.kills)} kills, "
+        f"{soak.storms} 429 storms, faults injected {soak.injected}, {soak.duration:.0f} s "
         "(on a loaded 2-core machine)"
     )
-    print(f"soak: duplicates {duplicates}; unsettled ledger operations {len(unsettled)}")
+    print(f"soak: duplicates {soak.duplicates}; unsettled ledger operations {len(soak.unsettled)}")
     print(
-        f"soak: files left in processing/ {len(leftover)}; "
-        f"credentials alive {sum(alive.values())}/{BILLERS}"
+        f"soak: files left in processing/ {len(soak.leftover)}; "
+        f"credentials alive {sum(soak.alive.values())}/{count}; "
+        f"secrets issued by the sandbox, all scanned: {soak.issued}"
     )
-    assert pending == [], f"billers not done after {rounds} runs: {pending}"
-    assert len(chaos.kills) == KILLS, chaos.kills
-    assert duplicates == {"payment requests": 0, "payments": 0, "pauses or resumes": 0}
-    for block, refs in references.items():
+    assert soak.pending == [], f"billers not done after {soak.rounds} runs: {soak.pending}"
+    assert len(soak.kills) == kills, soak.kills
+    assert soak.duplicates == {"payment requests": 0, "payments": 0, "pauses or resumes": 0}
+    for block, refs in soak.references.items():
         assert len(refs) == ROWS, block
-    assert all(t["payments"] == 1 for t in truth.values()), truth
-    assert all(t["events"] for t in truth.values()), "a direct-debit invoice was never paused"
-    assert unsettled == []
-    assert leftover == []
-    for block, names in put_away.items():
+    unpaid = {b: t for b, t in soak.truth.items() if t["payments"] != 1}
+    assert unpaid == {}, (unpaid, soak.unsettled, [soak.statements[b] for b in unpaid])
+    assert all(t["events"] for t in soak.truth.values()), "a direct-debit invoice was never paused"
+    assert soak.unsettled == [], soak.unsettled
+    assert soak.leftover == []
+    for block, names in soak.put_away.items():
         assert {"requests.csv", "statement.csv"} <= set(names), (block, names)
         assert any(".report." in n or n.endswith((".review.csv", ".inbox.txt")) for n in names)
-    assert all(alive.values()), alive
+    assert all(soak.alive.values()), soak.alive
+    assert soak.commands == dict.fromkeys(soak.commands, 0), soak.commands
+    assert soak.issued >= 3 * count  # each biller's app secret, code, tokens at the least
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(6 * 3600)
+def test_every_job_under_faults_and_kills_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    _report_and_check(_soak(tmp_path, BILLERS, KILLS), KILLS)
+
+
+@pytest.mark.timeout(1200)
+def test_a_short_night_under_faults_and_kills_on_each_ledger_database(
+    tmp_path: Path, database_url: str
+) -> None:
+    """CI's short soak: two billers, two kills, on a SQLite ledger and on PostgreSQL's (with
+    ``BILLOPS_TEST_DATABASE_URL``; skipped with the reason without it)."""
+    _report_and_check(_soak(tmp_path, 2, 2, ledger_url=database_url), 2)
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.timeout(1800)
+def test_a_short_night_with_the_prefect_server_and_the_ledger_on_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """The README's topology whole: the Prefect server's database on PostgreSQL too (a
+    database of its own, created and dropped here)."""
+    with temporary_postgres_database(postgres_url) as server_url:
+        asyncpg = make_url(server_url).set(drivername="postgresql+asyncpg")
+        server = asyncpg.render_as_string(hide_password=False)
+        _report_and_check(
+            _soak(tmp_path, 2, 2, ledger_url=postgres_url, server_database_url=server), 2
+        )
