@@ -175,9 +175,11 @@ def test_a_month_in_each_layout_records_exactly_what_the_statement_pays(
 
     assert result.outcome == "Completed", result.message
     assert _recorded_now(biller, before) == expected
+    # Every paid document got at least one payment recorded (a statement's month can hold as few
+    # as one or two: the count depends on the seeded simulation, never a fixed floor).
+    assert len(result.recorded) >= len(expected)
     # Batch-sized tasks: one to read and plan, one per chunk of 200 payments, one for the reports
     # (never one per line or payment).
-    assert len(result.recorded) > 3
     assert sorted(_task_runs(result.run_id)) == [
         "bank-reports",
         "read-and-plan-statement",
