@@ -50,15 +50,6 @@ def neutralise(cell: object) -> str:
     return text
 
 
-def neutralise_column(values: pa.Array) -> pa.Array:
-    """:func:`neutralise` over a whole string column, as one vectorised step."""
-    values = _as_string(values)
-    risky = _formula_rows(values, *_parts(values))
-    if risky is None:
-        return values
-    return pc.if_else(pa.array(risky), pc.binary_join_element_wise("'", values, ""), values)
-
-
 def _as_string(values: pa.Array) -> pa.Array:
     values = values if values.type == pa.string() else values.cast(pa.string())
     # A null would make its whole line null, and the line would be missing from the file.
