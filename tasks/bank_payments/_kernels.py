@@ -197,6 +197,14 @@ def _shaped(values: pa.Array) -> Money | None:
     if cut is None:
         return None
     digits, length, empty = cut
+    # The careful path reads at most 13 digits before the point (_money_pattern), a sign
+    # besides; Arrow's cast takes up to 19, and "-92233720368547758.08" is int64's least value,
+    # whose np.abs is itself. Longer cells are for the careful path to refuse.
+    if (
+        length.max(initial=0) > 17
+        or not _starting_with_sign(values, np.flatnonzero(length == 17), "-").all()
+    ):
+        return None
     try:
         pennies = pc.fill_null(pc.cast(digits, pa.int64()), 0)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -275,6 +283,8 @@ def amount_problem(raw: str, decimal: str, thousands: str | None) -> str:
         return f"amount {text!r} uses a decimal comma (a European format); this bank writes 1234.56"
     if re.search(r"\d[.,]\d{3,}$", text) and not re.search(r",\d{3}$", text):
         return f"amount {text!r} has more than two decimal places"
+    if re.fullmatch(r"[-+£(]*\d{14,}(\.\d{1,2})?\)?", text):
+        return f"amount {text!r} is too large: more than 13 digits of pounds"
     if re.fullmatch(r"[-+£(]*[\d,.]+\)?", text):
         return f"amount {text!r} is not a number of pounds (misplaced thousands separators?)"
     return f"amount {text!r} is not a number"

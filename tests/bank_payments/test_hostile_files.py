@@ -60,6 +60,14 @@ CASES = [
     ),
     ("negative zero", STARLING + "03/11/2026,X,R,T,-0.00,1.00,,\n", 2, ("-0.00",)),
     ("absurd amount", STARLING + "03/11/2026,X,R,T,9999999999.00,1.00,,\n", 2, ("believable",)),
+    # int64's least value as pennies: its absolute value is itself (negative), so a check of
+    # size by np.abs let it through as a believable line.
+    (
+        "amount at int64's edge",
+        STARLING + "03/11/2026,X,R,T,-92233720368547758.08,1.00,,\n",
+        2,
+        ("too large",),
+    ),
     ("header repeated", STARLING + GOOD + STARLING + GOOD, 3, ("header row is repeated",)),
     ("extra cells", STARLING + GOOD + "03/11/2026,Smith, J,R,T,1.00,1.00,,\n", 3, ("9 cells", "8")),
     (

@@ -33,3 +33,15 @@ def test_the_fast_path_reads_as_the_careful_path() -> None:
         assert np.array_equal(fast.readable, careful.readable)
         assert np.array_equal(fast.empty, careful.empty)
         assert np.array_equal(fast.negative_zero, careful.negative_zero)
+
+
+def test_more_whole_digits_than_the_careful_path_takes_are_not_read_fast() -> None:
+    # The careful path reads at most 13 digits before the point; Arrow's integer cast takes up
+    # to 19, so the fast path read these (the last as int64's least value).
+    cells = ["1234567890123.45", "-1234567890123.45", "12345678901234.56", "-12345678901234.56"]
+    cells += ["92233720368547758.07", "-92233720368547758.08"]
+    values = pa.array(cells, pa.string())
+    fast, careful = parse_money(values), _careful(values, ".", ",")
+    assert careful.readable.tolist() == [True, True, False, False, False, False]
+    assert fast.readable.tolist() == careful.readable.tolist()
+    assert np.array_equal(fast.pennies[:2], careful.pennies[:2])
