@@ -84,6 +84,11 @@ def _pennies_of(values: pa.Array) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if plain.any():
         chosen = pc.filter(values, pa.array(plain))
         amounts[plain] = pc.cast(pc.replace_substring(chosen, ".", ""), pa.int64()).to_numpy()
+        # 13 digits pass the pattern, more than MAX_PENNIES: those go the careful way below,
+        # which refuses them as it refuses the same amount spelled £1,234.50.
+        too_large = plain & (np.abs(amounts) > MAX_PENNIES)
+        plain &= ~too_large
+        amounts[too_large] = 0
     bad = np.zeros(len(values), dtype=bool)
     reasons: list[str] = []
     rest = np.flatnonzero(~plain)

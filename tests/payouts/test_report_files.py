@@ -87,6 +87,12 @@ BROKEN = [
     (["po-1,ADFIN-PO-A,2027-02-30,1.00,PAYMENT,,PR-1,p1,A,1.00"], "line 2, column 'Arrival date'"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,1.005"], "at most 2 decimal places"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,one"], "column 'Item amount'"),
+    # Written plainly (-12.50), an amount over the £10bn any payout is refused as its other
+    # spellings (£1,234.50) are, not read as pennies.
+    (
+        ["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,9999999999999.99"],
+        "line 2, column 'Item amount' ('9999999999999.99'): '9999999999999.99' is too large",
+    ),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,REFUND,,PR-1,p1,A,1.00"], "is not a line type"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,-1.00"], "cannot have a negative"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,DEDUCTION,,PR-1,p1,A,1.00"], "must be negative"),
