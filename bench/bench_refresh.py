@@ -281,7 +281,11 @@ def _ms(values: list[float]) -> str:
     ordered = sorted(values)
     median = ordered[len(ordered) // 2]
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
-    return f"median {median * 1000:7.2f} ms, p90 {p90 * 1000:7.2f} ms (n={len(values)})"
+    total, top = sum(values), ordered[-1]
+    return (
+        f"median {median * 1000:7.2f} ms, p90 {p90 * 1000:7.2f} ms, max {top * 1000:7.1f} ms, "
+        f"sum {total:5.1f} s (n={len(values)})"
+    )
 
 
 def print_profile(reports: list[dict[str, object]]) -> None:
