@@ -27,7 +27,14 @@ from prefect.client.schemas.objects import State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.nightly_biller import BillerNightFailed, nightly_biller
-from tasks.common.outcome import COMPLETED, PENDING, Outcome, end_run, failed_run
+from tasks.common.outcome import (
+    COMPLETED,
+    PENDING,
+    WITH_REJECTIONS,
+    Outcome,
+    end_run,
+    failed_run,
+)
 from tasks.common.reports import publish_table
 from tasks.common.session import all_biller_blocks
 from tasks.nightly.children import STUCK_STARTING, Child, Children
@@ -145,8 +152,9 @@ def nightly(
     on the workers when there are some, a summary table at the end.
 
     Ends Failed ("Billers failed") when any biller failed after its retry (after writing the
-    summary), so one "Failed" automation covers every biller; otherwise Completed, or Pending
-    when import jobs are still open.
+    summary), so one "Failed" automation covers every biller; otherwise "Completed with
+    rejections" when a biller's night went on past a refused file or policy (which billers, in
+    the message), Pending when import jobs are still open, or Completed.
 
     Args:
         billers: Names of biller credential blocks to run; leave empty for every biller
@@ -181,8 +189,14 @@ def nightly(
     if summary.failed:
         logger.error("nightly: %s", message)
         return failed_run(Outcome(FAILED, message), NightlyFailed(message))
-    outcome = Outcome(
-        PENDING if summary.still_open else COMPLETED, message, attention=bool(summary.still_open)
-    )
+    if summary.with_rejections:  # nothing failed, but something was refused: say which
+        message = f"{', '.join(summary.with_rejections)} refused input. {message}"
+        outcome = Outcome(WITH_REJECTIONS, message, attention=True)
+    else:
+        outcome = Outcome(
+            PENDING if summary.still_open else COMPLETED,
+            message,
+            attention=bool(summary.still_open),
+        )
     logger.info("nightly: %s", message)
     return end_run(outcome, data=results)

@@ -39,7 +39,7 @@ from flows.payment_requests import poll_import_jobs
 from flows.payouts_inbox import reconcile_waiting_payout_reports
 from ledger import OperationState
 from tasks.bank_payments._record import KIND as PAYMENT_KIND  # the bank job's writes
-from tasks.common.outcome import COMPLETED, WITH_REJECTIONS, Outcome, end_run
+from tasks.common.outcome import COMPLETED, REJECTED, WITH_REJECTIONS, Outcome, end_run
 from tasks.common.reports import publish_table
 from tasks.common.session import load_biller_block, open_ledger
 from tasks.common.workers import current_run_id
@@ -94,7 +94,9 @@ class _Night:
     def result(self, seconds: float, payments: int) -> BillerResult:
         still_open = sum(not s.state.settled for s in self.settled)
         dlq = self.delinquency
-        rejected = bool(self.files.failed)
+        # A refused file or a refused policy did nothing: the night goes on, but its outcome
+        # says so (a named state an automation can catch, docs/conventions.md §8).
+        rejected = bool(self.files.failed) or (dlq is not None and dlq.state == REJECTED)
         outcome = FAILED_NIGHT if self.error else (WITH_REJECTIONS if rejected else COMPLETED)
         return BillerResult(
             self.biller,

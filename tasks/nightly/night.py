@@ -19,6 +19,8 @@ from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from tasks.common.outcome import WITH_REJECTIONS
+
 LONDON = ZoneInfo("Europe/London")
 ARTIFACT_PREFIX = "nightly-biller"
 
@@ -149,6 +151,11 @@ class NightSummary:
     @property
     def failed(self) -> list[str]:
         return [r.biller for r in self.results if not r.ok]
+
+    @property
+    def with_rejections(self) -> list[str]:
+        """The billers whose night went on past a refused file or policy."""
+        return [r.biller for r in self.results if r.ok and r.outcome == WITH_REJECTIONS]
 
     @property
     def still_open(self) -> int:

@@ -36,11 +36,15 @@ def test_every_broken_policy_is_refused_and_nothing_is_sent_then_a_good_one_appl
     usual = dlq_home / "policies" / f"{sc.block}.yaml"
     usual.parent.mkdir(parents=True, exist_ok=True)
     usual.write_text(MISTAKES[0][0], encoding="utf-8")
-    (night,) = nightly(billers=[sc.block])
+    state = nightly(billers=[sc.block], return_state=True)
+    (night,) = state.result()
 
     # The night itself goes on (its other jobs ran); the summary's delinquency column says why
-    # nothing was done.
+    # nothing was done, and the biller's and the night's outcomes say something was refused.
     assert night.delinquency.startswith("Rejected: ") and str(usual) in night.delinquency, night
+    assert night.outcome == "Completed with rejections", night
+    assert state.name == "Completed with rejections" and state.is_completed(), state
+    assert str(state.message).startswith(f"{sc.block} refused input."), state.message
     assert sc.calls() == dict.fromkeys(PAUSE_OPS, 0)
     assert not sc.auto_collect(invoice)["paused"] and sc.standings() == {}
     with Ledger(BillopsSettings().ledger_database_url) as ledger:
@@ -50,4 +54,5 @@ def test_every_broken_policy_is_refused_and_nothing_is_sent_then_a_good_one_appl
     own_policy(dlq_home, sc.block, automatic=True)
     (again,) = nightly(billers=[sc.block])
     assert again.delinquency.startswith("Applied: 1 customers changed state"), again
+    assert again.outcome == "Completed", again
     assert sc.auto_collect(invoice)["paused"]
