@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy import create_engine, inspect
 
 from ledger import Ledger, upgrade_database
 from ledger._engine import parse_url
 from ledger._payout_blocks import items_digest
+from ledger.errors import LedgerError
 from ledger.migrate import downgrade_engine
 from ledger.payouts import ITEM_FIELDS, PayoutRecord, items_table
 
@@ -113,4 +115,46 @@ def test_item_rows_become_blocks_and_back(ledger_url: str) -> None:
         assert not {"items_format", "items_block"} & columns
         upgrade_database(ledger_url)
     finally:
+        engine.dispose()
+
+
+def test_items_of_a_payout_the_ledger_lacks_stop_the_upgrade_with_nothing_lost(
+    ledger_url: str,
+) -> None:
+    # Revision 0004 had no foreign key from an item to its payout: an item row whose payout row
+    # is gone (a hand edit, a restore of one table) would be left out of every block and dropped
+    # with the table. The upgrade refuses, naming it, and the rows stay as they were.
+    upgrade_database(ledger_url)
+    engine = create_engine(parse_url(ledger_url))
+    try:
+        downgrade_engine(engine, BEFORE)
+        biller, payout_id, day, lines = PAYOUTS[0]
+        record = _record(payout_id, day, lines)
+        with engine.begin() as connection:
+            row = {n: getattr(record, n) for n in ("payout_id", "reference", "arrival_date")}
+            row |= {n: getattr(record, n) for n in ("amount_pennies", "gross_pennies")}
+            row |= {"deduction_pennies": record.deduction_pennies, "report_sha256": "sha"}
+            row |= {"item_count": record.item_count, "items_digest": "an older digest"}
+            connection.execute(
+                sa.insert(OLD_PAYOUTS).values(biller=biller, seen_at=WHEN, updated_at=WHEN, **row)
+            )
+            items = [*_items(payout_id, lines), *_items("po-gone", [(5, "PAYMENT", "pay-5")])]
+            for item in items:
+                connection.execute(
+                    sa.insert(OLD_ITEMS).values(
+                        biller=biller, **dict(zip(ITEM_FIELDS, item, strict=True))
+                    )
+                )
+
+        with pytest.raises(LedgerError, match="po-gone"):
+            upgrade_database(ledger_url)
+
+        assert _old_rows(engine) == {(biller, *item) for item in items}
+        columns = {c["name"] for c in inspect(engine).get_columns("ledger_payouts")}
+        assert not {"items_format", "items_block"} & columns
+    finally:
+        if "ledger_payout_items" in inspect(engine).get_table_names():
+            with engine.begin() as connection:
+                connection.execute(sa.delete(OLD_ITEMS).where(OLD_ITEMS.c.payout_id == "po-gone"))
+        upgrade_database(ledger_url)
         engine.dispose()

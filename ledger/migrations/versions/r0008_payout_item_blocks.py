@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from ledger._payout_blocks import FORMAT, decode_blocks, empty_block, encode_blocks, items_table
+from ledger.errors import LedgerError
 from ledger.payouts import ITEM_FIELDS
 
 revision: str = "0008"
@@ -73,8 +74,31 @@ def _groups(connection: sa.Connection) -> Iterator[tuple[str, list[tuple[int, st
         yield str(biller), group
 
 
+def _refuse_items_without_payout(connection: sa.Connection) -> None:
+    """Revision 0004 has no foreign key from an item to its payout: an item row whose payout row
+    is gone would be in no block and dropped with the table. Refused before anything changes."""
+    payout = sa.select(PAYOUTS.c.id).where(
+        PAYOUTS.c.biller == ITEMS.c.biller, PAYOUTS.c.payout_id == ITEMS.c.payout_id
+    )
+    found = connection.execute(
+        sa.select(ITEMS.c.biller, ITEMS.c.payout_id, sa.func.count())
+        .where(~payout.exists())
+        .group_by(ITEMS.c.biller, ITEMS.c.payout_id)
+        .order_by(ITEMS.c.biller, ITEMS.c.payout_id)
+    ).all()
+    if found:
+        named = "; ".join(f"biller {b}, payout {p}: {n} item(s)" for b, p, n in found[:10])
+        more = f" and {len(found) - 10} more payout(s)" if len(found) > 10 else ""
+        raise LedgerError(
+            "ledger_payout_items holds items of payouts ledger_payouts lacks, which the move to "
+            f"blocks would lose ({named}{more}); nothing was changed: restore those payouts or "
+            "delete their items, then upgrade again"
+        )
+
+
 def upgrade() -> None:
     """Blocks from the item rows, then the item rows dropped."""
+    _refuse_items_without_payout(op.get_bind())
     with op.batch_alter_table("ledger_payouts") as payouts:
         payouts.add_column(sa.Column("items_format", sa.String(40), nullable=True))
         payouts.add_column(sa.Column("items_block", sa.LargeBinary(), nullable=True))
