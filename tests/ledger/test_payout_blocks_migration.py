@@ -158,3 +158,55 @@ def test_items_of_a_payout_the_ledger_lacks_stop_the_upgrade_with_nothing_lost(
                 connection.execute(sa.delete(OLD_ITEMS).where(OLD_ITEMS.c.payout_id == "po-gone"))
         upgrade_database(ledger_url)
         engine.dispose()
+
+
+def test_more_payouts_than_one_group_each_keep_their_own_items(ledger_url: str) -> None:
+    # The migration converts 200 payouts at a time (GROUP): a biller with more, beside another,
+    # must come out with every payout's items, in order, on the payout they belong to.
+    upgrade_database(ledger_url)
+    engine = create_engine(parse_url(ledger_url))
+    day = date(2027, 3, 1)
+    payouts = [("b1", f"po-{n:03d}") for n in range(205)] + [("b2", "po-000")]
+    try:
+        downgrade_engine(engine, BEFORE)
+        expected: dict[tuple[str, str], list[tuple[object, ...]]] = {}
+        with engine.begin() as connection:
+            for biller, payout_id in payouts:
+                lines = [
+                    (100 + n, "PAYMENT", f"{biller}-{payout_id}-{n}")
+                    for n in range(n_of(payout_id))
+                ]
+                record = _record(payout_id, day, lines)
+                row = {n: getattr(record, n) for n in ("payout_id", "reference", "arrival_date")}
+                row |= {n: getattr(record, n) for n in ("amount_pennies", "gross_pennies")}
+                row |= {"deduction_pennies": 0, "report_sha256": "sha", "items_digest": "old"}
+                connection.execute(
+                    sa.insert(OLD_PAYOUTS).values(
+                        biller=biller, seen_at=WHEN, updated_at=WHEN, item_count=len(lines), **row
+                    )
+                )
+                items = _items(payout_id, lines)
+                if items:
+                    connection.execute(
+                        sa.insert(OLD_ITEMS),
+                        [
+                            {"biller": biller, **dict(zip(ITEM_FIELDS, i, strict=True))}
+                            for i in items
+                        ],
+                    )
+                expected[(biller, payout_id)] = items
+
+        upgrade_database(ledger_url)
+
+        with Ledger(ledger_url, create=False) as ledger:
+            for (biller, payout_id), items in expected.items():
+                kept = ledger.payout_items(biller, [payout_id]).to_pylist()
+                assert kept == [dict(zip(ITEM_FIELDS, i, strict=True)) for i in items]
+    finally:
+        upgrade_database(ledger_url)
+        engine.dispose()
+
+
+def n_of(payout_id: str) -> int:
+    """0 to 2 items, varying with the payout."""
+    return int(payout_id[-3:]) % 3
