@@ -2,9 +2,11 @@
 sandbox's own truth.
 
 Ten billers (``BILLOPS_SOAK_BILLERS``), each with a payment-request file, a bank statement paying
-one invoice in full (recorded unattended) and a delinquency policy that pauses a direct-debit
-customer who owes, on a sandbox of its own answering 10% of API calls with a 500 and dropping 5%
-after they commit, with 429 storms (``Retry-After: 1``) a few seconds long every half minute.
+one invoice in full (recorded unattended), a delinquency policy that pauses a direct-debit
+customer who owes and its payout export (the sandbox makes no payout before its clock moves, so
+usually the header alone), on a sandbox of its own answering 10% of API calls with a 500 and
+dropping 5% after they commit, with 429 storms (``Retry-After: 1``) a few seconds long every
+half minute.
 Two process workers run the billers' nights; fifty times (``BILLOPS_SOAK_KILLS``) at a random
 moment a worker running a night is SIGKILLed with that night's process, and started again. The
 coordinator is run again (on the next night, for the billers not yet done) until every biller's
@@ -14,6 +16,8 @@ night has completed; then:
   the direct-debit invoice paused by one change (its ``COLLECTION_PAUSED`` events);
 - every ledger operation is settled (confirmed or failed, none intended, sent or unknown);
 - every file is in ``processed/`` or ``failed/`` with its report, nothing in ``processing/``;
+- each payout report is recorded done in the ledger with its report and its payouts, and the
+  service's payouts of its period are as they were when it was downloaded (the job only reads);
 - every biller's refresh token is the live one at the service (neither used nor revoked);
 - no secret the sandbox issued in the run (its ``/_sandbox/secrets``: every client secret and
   token, those the workers rotated included, and webhook credentials) is in the workers' and
@@ -32,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -49,7 +52,6 @@ from ledger import OperationState
 from tasks.common.session import open_ledger
 from tasks.nightly.limits import LEASE_LABEL
 from tasks.nightly.night import night_of
-from tests.support.cli import billops_command
 from tests.support.databases import temporary_postgres_database
 from tests.support.faults import clear_faults, fault_counts, plan_faults
 from tests.support.nightly_world import WholeBiller, night_platform, night_runs, whole_biller
@@ -59,8 +61,14 @@ from tests.support.secret_scan import (
     register_database,
     register_issued,
     register_log,
-    register_secret,
     register_tree,
+)
+from tests.support.soak_checks import (
+    live_refresh_token,
+    morning_commands,
+    payout_fate,
+    sandbox_truth,
+    server_texts,
 )
 
 BILLERS = int(os.environ.get("BILLOPS_SOAK_BILLERS", "10"))
@@ -144,64 +152,6 @@ def _summary(running: Platform) -> dict[str, dict[str, Any]]:
     return {row["biller"]: row for row in json.loads(str(table.data))}
 
 
-def _sandbox_truth(database: Path, biller: WholeBiller) -> dict[str, Any]:
-    """What the sandbox's own database holds for the biller."""
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(f"sqlite:///{database}")
-    with engine.connect() as db:
-        payments = db.execute(
-            text("SELECT count(*) FROM payments WHERE invoice_id = :i"),
-            {"i": biller.paid_invoice["id"]},
-        ).scalar_one()
-        events = Counter(
-            row[0]
-            for row in db.execute(
-                text("SELECT type FROM webhook_events WHERE biller_id = :b"),
-                {"b": biller.biller_id},
-            )
-            if "COLLECTION_PAUSED" in row[0] or "COLLECTION_RESUMED" in row[0]
-        )
-    engine.dispose()
-    return {"payments": payments, "events": events}
-
-
-def _live_refresh_token(database: Path, block: str) -> bool:
-    from sqlalchemy import create_engine, text
-
-    from blocks import BillerCredentials
-    from sandbox.oauth.tokens import digest
-
-    stored = BillerCredentials.load(block).token_set()
-    register_secret(stored.refresh_token)
-    register_secret(stored.access_token)
-    engine = create_engine(f"sqlite:///{database}")
-    with engine.connect() as db:
-        row = db.execute(
-            text("SELECT used_at, revoked_at FROM refresh_tokens WHERE digest = :d"),
-            {"d": digest(stored.refresh_token)},
-        ).one_or_none()
-    engine.dispose()
-    return row is not None and row[0] is None and row[1] is None
-
-
-def _server_texts(running: Platform) -> None:
-    """The Prefect server's stored logs and every artifact, for the secret scan."""
-    from prefect.client.orchestration import get_client
-
-    with running.api(), get_client(sync_client=True) as client:
-        offset, lines = 0, []
-        while batch := client.read_logs(limit=200, offset=offset):
-            lines += [f"{log.name} {log.message}" for log in batch]
-            offset += len(batch)
-        offset, texts = 0, []  # the server answers 200 at most a page
-        while batch := client.read_artifacts(limit=200, offset=offset):
-            texts += [str(artifact.data) for artifact in batch]
-            offset += len(batch)
-    register_log("\n".join(lines), label="soak: Prefect server logs")
-    register_log("\n".join(texts), label="soak: artifacts")
-
-
 @dataclass
 class Soak:
     """What a soak did and found (:func:`_soak`)."""
@@ -222,6 +172,7 @@ class Soak:
     commands: dict[str, int]  # each billops command run at the end -> its exit code
     issued: int  # secrets the sandbox issued, all in the scan
     statements: dict[str, str]  # each biller's statement reports, to say what happened
+    payouts: dict[str, list[str]]  # what is wrong with each biller's payout report (nothing)
 
     @property
     def duplicates(self) -> dict[str, int]:
@@ -233,28 +184,6 @@ class Soak:
                 max(count - 1, 0) for t in self.truth.values() for count in t["events"].values()
             ),
         }
-
-
-def _commands(running: Platform, blocks: list[str]) -> dict[str, int]:
-    """An operator's morning after the night: ``billops ledger status``, ``audit``, ``inbox
-    status`` and ``auth status`` of every biller, on the platform's settings; each output goes
-    to the secret scan."""
-    wanted = [["ledger", "status"], ["audit"], ["inbox", "status"]]
-    wanted += [["auth", "status", "--block", block] for block in blocks]
-    codes: dict[str, int] = {}
-    for args in wanted:
-        done = subprocess.run(
-            billops_command(*args),
-            env=running.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        name = "billops " + " ".join(args)
-        register_log(done.stdout + done.stderr, label=f"soak: {name}")
-        codes[name] = done.returncode
-    return codes
 
 
 def _soak(
@@ -305,15 +234,16 @@ def _soak(
             clear_faults(admin)
         duration = time.monotonic() - started
 
-        truth = {b.block: _sandbox_truth(database, b) for b in made}
+        truth = {b.block: sandbox_truth(database, b) for b in made}
+        payouts = {b.block: payout_fate(admin, home, b) for b in made}
         requests = {
             b.block: b.api.get("/payment_requests", params={"size": 100}).json() for b in made
         }
         with open_ledger() as ledger:
             ops = {b.block: ledger.operations(biller=b.biller_id) for b in made}
         with running.api():
-            alive = {b.block: _live_refresh_token(database, b.block) for b in made}
-        commands = _commands(running, everyone)
+            alive = {b.block: live_refresh_token(database, b.block) for b in made}
+        commands = morning_commands(running, everyone)
         leftover = [str(p) for p in (home / "inbox").rglob("processing/**/*") if p.is_file()]
         put_away = {
             b.block: sorted(
@@ -334,7 +264,7 @@ def _soak(
         # The secret sweep: every secret the sandbox issued (tokens rotated by the workers
         # included), against every log, artifact, report, CLI output and ledger column.
         issued = register_issued(admin.http)
-        _server_texts(running)
+        server_texts(running)
         for log in sorted((root / "night" / "platform").glob("*.log")):
             register_log(log, label=f"soak: {log.name}")
         register_tree(home, allowed=[home / "recovery"], label="soak: BILLOPS_HOME")
@@ -349,7 +279,7 @@ def _soak(
     unsettled = [op for found in ops.values() for op in found if op.state not in SETTLED]
     return Soak(
         made, rounds, pending, chaos.kills, chaos.storms, dict(chaos.injected), duration, truth,
-        references, unsettled, alive, leftover, put_away, commands, issued, statements,
+        references, unsettled, alive, leftover, put_away, commands, issued, statements, payouts,
     )  # fmt: skip
 
 
@@ -366,6 +296,8 @@ def _report_and_check(soak: Soak, kills: int) -> None:
         f"credentials alive {sum(soak.alive.values())}/{count}; "
         f"secrets issued by the sandbox, all scanned: {soak.issued}"
     )
+    wrong = sum(len(found) for found in soak.payouts.values())
+    print(f"soak: payout reports {len(soak.payouts)}, found wrong {wrong}")
     assert soak.pending == [], f"billers not done after {soak.rounds} runs: {soak.pending}"
     assert len(soak.kills) == kills, soak.kills
     assert soak.duplicates == {"payment requests": 0, "payments": 0, "pauses or resumes": 0}
@@ -377,8 +309,10 @@ def _report_and_check(soak: Soak, kills: int) -> None:
     assert soak.unsettled == [], soak.unsettled
     assert soak.leftover == []
     for block, names in soak.put_away.items():
-        assert {"requests.csv", "statement.csv"} <= set(names), (block, names)
+        payout = soak.billers[[b.block for b in soak.billers].index(block)].payout_report
+        assert {"requests.csv", "statement.csv", payout.name} <= set(names), (block, names)
         assert any(".report." in n or n.endswith((".review.csv", ".inbox.txt")) for n in names)
+    assert soak.payouts == dict.fromkeys(soak.payouts, []), soak.payouts
     assert all(soak.alive.values()), soak.alive
     assert soak.commands == dict.fromkeys(soak.commands, 0), soak.commands
     assert soak.issued >= 3 * count  # each biller's app secret, code, tokens at the least

@@ -148,8 +148,10 @@ states:
 class WholeBiller:
     """A biller with every job's input waiting: a payment-request file of ``rows`` rows, a bank
     statement paying its invoice ``INV-1`` in full (recorded unattended: its bank settings allow
-    exact matches), and a delinquency policy applied unattended to a direct-debit customer who
-    owes; ``paid_invoice`` and ``dd_invoice`` are the documents the night should pay and pause."""
+    exact matches), a delinquency policy applied unattended to a direct-debit customer who owes,
+    and its payout export in ``payouts/``; ``paid_invoice`` and ``dd_invoice`` are the documents
+    the night should pay and pause, ``payout_report`` the export as dropped and
+    ``payout_period`` the ``from``/``to`` it was asked for (to ask again after the night)."""
 
     block: str
     biller_id: str
@@ -157,6 +159,18 @@ class WholeBiller:
     rows: int
     paid_invoice: dict[str, Any]
     dd_invoice: dict[str, Any]
+    payout_report: Path
+    payout_period: dict[str, str]
+
+
+def payout_export(admin: SandboxAdmin, biller_id: str, period: dict[str, str]) -> bytes:
+    """The sandbox's admin payout export of ``period`` (``from``/``to``), as the finance team
+    downloads it from the console (docs/service.md §6: there is no payouts API)."""
+    answer = admin.http.get(
+        "/_sandbox/exports/payouts.csv", params={"billerId": biller_id, **period}
+    )
+    answer.raise_for_status()
+    return answer.content
 
 
 def whole_biller(admin: SandboxAdmin, home: Path, seed: int, rows: int) -> WholeBiller:
@@ -189,4 +203,14 @@ def whole_biller(admin: SandboxAdmin, home: Path, seed: int, rows: int) -> Whole
     policies = home / "policies"
     policies.mkdir(parents=True, exist_ok=True)
     (policies / f"{bank.block}.yaml").write_text(POLICY, encoding="utf-8")
-    return WholeBiller(bank.block, bank.biller_id, bank.api, rows, first, dd_invoice)
+    # Payouts come only from the sandbox's simulated working days (docs/service.md §6): moving
+    # the clock shared by every biller of the world would collect the direct debit the policy
+    # must pause, so the export is of the last ninety days as they are, usually its header
+    # alone, which the payout job reports as nothing to reconcile.
+    today = scenario.today()
+    period = {"from": str(today - timedelta(days=90)), "to": str(today)}
+    export = payout_export(admin, bank.biller_id, period)
+    report = drop(home, bank.block, f"payouts-{today}.csv", export.decode("utf-8"), kind="payouts")
+    return WholeBiller(
+        bank.block, bank.biller_id, bank.api, rows, first, dd_invoice, report, period
+    )
