@@ -200,7 +200,7 @@ def _write_lines(handle: Any, lines: pa.Array) -> None:
     """Arrow's bytes of ``lines`` straight to the file (a view, not a copy)."""
     ends, body = _parts(lines)
     if len(lines):
-        handle.write(memoryview(body[ends[0] : ends[-1]]))
+        handle.write(body[ends[0] : ends[-1]].data)
 
 
 def _write(path: Path, header: Sequence[str], body: Callable[[Any], None]) -> Path:

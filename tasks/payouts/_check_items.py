@@ -142,13 +142,13 @@ def check_items(
             ok[i], notes[i] = _awaiting_deduction(number, state, updated, as_of, grace)
     if twice:
         again = payment & items["payment_id"].isin(list(twice)).to_numpy(dtype=bool)
-        for i in np.flatnonzero(again):
+        for i in map(int, np.flatnonzero(again)):
             ok[i] = False
             payment_id = str(items["payment_id"].iat[i])
             refs = ", ".join(twice[payment_id])
             notes[i] = f"payment {payment_id} is paid out by several payouts ({refs})"
     pairs = {(str(r["payout_id"]), int(r["position"])): r for r in deductions.to_dict("records")}
-    for i in np.flatnonzero(~payment):
+    for i in map(int, np.flatnonzero(~payment)):
         key = (str(items["payout_id"].iat[i]), int(items["position"].iat[i]))
         number = str(numbers.iat[i] or "(no number)")
         ok[i], notes[i] = _deduction_verdict(

@@ -220,7 +220,8 @@ def _kinds(
     unknown = np.flatnonzero(_mask(pc.equal(looked_up, "")))
     listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in profile.item_types.items())
     problems += [
-        (int(i), _text(words, i), f"is not a line type of the layout ({listed})") for i in unknown
+        (int(i), _text(words, int(i)), f"is not a line type of the layout ({listed})")
+        for i in unknown
     ]
     deduction = _mask(pc.equal(looked_up, DEDUCTION))
     signed = amounts.copy()
@@ -235,14 +236,18 @@ def _kinds(
     problems += [
         (
             int(i),
-            _text(words, i),
+            _text(words, int(i)),
             f"a deduction's amount must be {profile.deductions} in this layout",
         )
         for i in np.flatnonzero(wrong)
     ]
     negative_payment = _mask(pc.equal(looked_up, PAYMENT)) & (amounts < 0)
     problems += [
-        (int(i), _text(words, i), "a payment line cannot have a negative amount (a deduction?)")
+        (
+            int(i),
+            _text(words, int(i)),
+            "a payment line cannot have a negative amount (a deduction?)",
+        )
         for i in np.flatnonzero(negative_payment)
     ]
     return looked_up, signed, problems
