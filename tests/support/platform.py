@@ -176,12 +176,17 @@ class Platform:
         return victims
 
     def stop(self) -> None:
-        for process in [*self.workers.values(), self.server]:
+        """SIGTERM every process, then SIGKILL what is left after one shared grace period (a
+        worker finishing a flow run can take 30 s to stop; waited for one after another, two
+        such workers held a test's teardown for a minute)."""
+        processes = [*self.workers.values(), self.server]
+        for process in processes:
             if process.poll() is None:
                 kill_tree(process.pid, signal.SIGTERM)
-        for process in [*self.workers.values(), self.server]:
+        deadline = time.monotonic() + 10
+        for process in processes:
             try:
-                process.wait(timeout=30)
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 kill_tree(process.pid)
                 process.wait(timeout=10)
