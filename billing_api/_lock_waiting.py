@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from abc import ABC, abstractmethod
 from typing import Any
 
 from billing_api._exceptions import TokenStoreError
@@ -34,9 +35,9 @@ FIRST_REREAD_SECONDS = 0.5
 LOCK_POLL_SECONDS = 0.025
 
 
-class LockWaiting:
+class LockWaiting(ABC):
     """The waiting side of the refresh procedure. The manager provides the attributes and the
-    store-reading methods declared here."""
+    store-reading methods declared here (abstract: a subclass without them cannot be made)."""
 
     _lock_timeout: float
     _reread: float
@@ -44,20 +45,20 @@ class LockWaiting:
     _current: TokenSet | None
     _log: logging.Logger | logging.LoggerAdapter[Any]
 
-    def _store_name(self) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def _store_name(self) -> str: ...
 
-    def _unlock_command(self) -> str | None:
-        raise NotImplementedError
+    @abstractmethod
+    def _unlock_command(self) -> str | None: ...
 
-    def _read_store(self) -> TokenSet:
-        raise NotImplementedError
+    @abstractmethod
+    def _read_store(self) -> TokenSet: ...
 
-    def _newer(self, stored: TokenSet) -> TokenSet:
-        raise NotImplementedError
+    @abstractmethod
+    def _newer(self, stored: TokenSet) -> TokenSet: ...
 
-    def _reusable(self, tokens: TokenSet, rejected: str | None) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def _reusable(self, tokens: TokenSet, rejected: str | None) -> bool: ...
 
     def _wait_for_lock(self, lock: RefreshLock, rejected: str | None) -> TokenSet | None:
         """Take ``lock`` (None), or return a usable token set another worker stored meanwhile.
