@@ -29,6 +29,7 @@ from billing_api._base_request import (
 )
 from billing_api._pagination import Page, SyncPager, parse_page
 from billing_api._retries import Fail, Retry, decide
+from billing_api._tls import shared_ssl_context
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
@@ -89,7 +90,9 @@ class SyncAPIClient:
         self._sleep = sleep
         self._random = random
         self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.Client()
+        self._http = (
+            http_client if http_client is not None else httpx.Client(verify=shared_ssl_context())
+        )
 
     def request(
         self,

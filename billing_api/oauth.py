@@ -32,6 +32,7 @@ import httpx
 from billing_api._exceptions import OAuthError
 from billing_api._operations import OPERATIONS
 from billing_api._retries import Fail, Retry, decide
+from billing_api._tls import shared_ssl_context
 from billing_api._token_set import TokenResponse, utc_now
 
 __all__ = [
@@ -126,7 +127,7 @@ class OAuthClient:
         self.auth_method = auth_method
         self._timeout = timeout
         self._owns_client = http_client is None
-        self._http = http_client or httpx.Client(timeout=timeout)
+        self._http = http_client or httpx.Client(timeout=timeout, verify=shared_ssl_context())
         self._max_retries = max(0, max_retries)
         self._sleep = sleep
         self._random = random
