@@ -109,14 +109,15 @@ def _money_pattern(decimal: str, thousands: str | None) -> str:
 
 def normalise_money_text(values: pa.Array) -> pa.Array:
     """Money cells with the marks people and banks add taken off: ``£``, ``GBP``, ``+``, and
-    accounting brackets turned into a minus (``(12.50)`` → ``-12.50``)."""
+    accounting brackets turned into a minus (``(12.50)`` → ``-12.50``). A ``+`` goes only
+    before a digit or the point: ``+-1.00`` keeps it and is refused, not read as −£1.00."""
     text = pc.utf8_upper(clean_text(values))
     text = pc.replace_substring_regex(text, pattern=r"\s+", replacement="")
     text = pc.replace_substring_regex(text, pattern=r"^\((.*)\)$", replacement=r"-\1")
     text = pc.replace_substring_regex(text, pattern=r"^([-+]?)(?:£|GBP)", replacement=r"\1")
     text = pc.replace_substring_regex(text, pattern=r"GBP$", replacement="")
     text = pc.replace_substring_regex(text, pattern=r"^(?:£|GBP)", replacement="")
-    return pc.replace_substring_regex(text, pattern=r"^\+", replacement="")
+    return pc.replace_substring_regex(text, pattern=r"^\+([0-9.])", replacement=r"\1")
 
 
 @dataclass(frozen=True)
@@ -283,6 +284,8 @@ def amount_problem(raw: str, decimal: str, thousands: str | None) -> str:
         return f"amount {text!r} uses a decimal comma (a European format); this bank writes 1234.56"
     if re.search(r"\d[.,]\d{3,}$", text) and not re.search(r",\d{3}$", text):
         return f"amount {text!r} has more than two decimal places"
+    if len(re.findall(r"[-+(]", text)) > 1:
+        return f"amount {text!r} has more than one sign"
     if re.fullmatch(r"[-+£(]*\d{14,}(\.\d{1,2})?\)?", text):
         return f"amount {text!r} is too large: more than 13 digits of pounds"
     if re.fullmatch(r"[-+£(]*[\d,.]+\)?", text):

@@ -58,6 +58,8 @@ CASES = [
         2,
         ("decimal comma",),
     ),
+    # "+-1.00" lost its plus and was read as -£1.00.
+    ("two signs", STARLING + GOOD + "03/11/2026,X,R,T,+-1.00,1.00,,\n", 3, ("more than one sign",)),
     ("negative zero", STARLING + "03/11/2026,X,R,T,-0.00,1.00,,\n", 2, ("-0.00",)),
     ("absurd amount", STARLING + "03/11/2026,X,R,T,9999999999.00,1.00,,\n", 2, ("believable",)),
     # int64's least value as pennies: its absolute value is itself (negative), so a check of

@@ -17,6 +17,15 @@ def test_a_second_point_is_not_read_as_pennies() -> None:
     assert money.pennies[2] == 100
 
 
+def test_two_signs_are_not_money() -> None:
+    # "+-1.00" lost its plus and was read as -£1.00; every mixed or doubled sign is refused.
+    cells = ["+-1.00", "+£-1.00", "-+1.00", "++1.00", "--1.00", "+(1.00)", "(-1.00)"]
+    cells += ["+1.00", "+£1.00", "£+1.00", "-£1.00", "(1.00)"]
+    money = parse_money(pa.array(cells, pa.string()))
+    assert money.readable.tolist() == [False] * 7 + [True] * 5
+    assert money.pennies[7:].tolist() == [100, 100, 100, -100, -100]
+
+
 def test_the_fast_path_reads_as_the_careful_path() -> None:
     rng = random.Random(3)
     cells = [
