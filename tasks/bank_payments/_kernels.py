@@ -25,6 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.common.finance_files.values import UNICODE_MINUS
+
 MAX_PENNIES = 10_000_000_000  # £100,000,000: no customer payment comes near it
 _SPACES = " \t\u00a0"
 _PLAIN_MONEY = r"^-?[0-9]{1,13}\.[0-9]{2}$"
@@ -97,6 +99,9 @@ def parse_dates(values: pa.Array, formats: Sequence[str]) -> tuple[pa.Array, pa.
     return result, pa.array(used)
 
 
+_INNER_SPACES = r"[\s\x{00A0}\x{2009}\x{202F}]+"
+
+
 def _money_pattern(decimal: str, thousands: str | None) -> str:
     d = re.escape(decimal)
     if thousands:
@@ -112,7 +117,10 @@ def normalise_money_text(values: pa.Array) -> pa.Array:
     accounting brackets turned into a minus (``(12.50)`` → ``-12.50``). A ``+`` goes only
     before a digit or the point: ``+-1.00`` keeps it and is refused, not read as −£1.00."""
     text = pc.utf8_upper(clean_text(values))
-    text = pc.replace_substring_regex(text, pattern=r"\s+", replacement="")
+    # Spaces (no-break and thin ones too) out, and the Unicode minus sign read as "-", as the
+    # other readers do (tasks/common/finance_files/values.py money_text).
+    text = pc.replace_substring_regex(text, pattern=_INNER_SPACES, replacement="")
+    text = pc.replace_substring(text, UNICODE_MINUS, "-")
     text = pc.replace_substring_regex(text, pattern=r"^\((.*)\)$", replacement=r"-\1")
     text = pc.replace_substring_regex(text, pattern=r"^([-+]?)(?:£|GBP)", replacement=r"\1")
     text = pc.replace_substring_regex(text, pattern=r"GBP$", replacement="")
@@ -284,7 +292,7 @@ def amount_problem(raw: str, decimal: str, thousands: str | None) -> str:
         return f"amount {text!r} uses a decimal comma (a European format); this bank writes 1234.56"
     if re.search(r"\d[.,]\d{3,}$", text) and not re.search(r",\d{3}$", text):
         return f"amount {text!r} has more than two decimal places"
-    if len(re.findall(r"[-+(]", text)) > 1:
+    if len(re.findall(rf"[-+({UNICODE_MINUS}]", text)) > 1:
         return f"amount {text!r} has more than one sign"
     if re.fullmatch(r"[-+£(]*\d{14,}(\.\d{1,2})?\)?", text):
         return f"amount {text!r} is too large: more than 13 digits of pounds"

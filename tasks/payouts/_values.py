@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tasks.common.finance_files import parse_date
+from tasks.common.finance_files.values import TWO_SIGNS, money_sign, money_text
 
 MAX_PENNIES = 10_000_000_000_00  # £10bn: no payout or item comes near it
 _PLAIN = r"^-?[0-9]{1,13}\.[0-9]{2}$"
@@ -41,14 +42,15 @@ def distinct(values: pa.Array, parse: Callable[[str], object]) -> tuple[list[obj
 
 def signed_pennies(text: str) -> int:
     """``-12.50``, ``£1,234.50``, ``(12.50)``, ``12.50-``, ``GBP 3`` as whole pennies."""
-    cleaned = text.replace("\u00a0", "").replace(" ", "").upper()
+    cleaned = money_text(text)
     if not cleaned:
         raise ValueError("amount is empty")
     if cleaned.startswith(("$", "€", "USD", "EUR")) or cleaned.endswith(("USD", "EUR")):
         raise ValueError(f"{text!r} is not in pounds (GBP)")
-    negative = cleaned.startswith(("-", "(", "£-", "-£")) or cleaned.endswith(("-", ")"))
-    body = cleaned.strip("()+-").removeprefix("£").removeprefix("GBP").removesuffix("GBP")
-    body = body.strip("+-£")
+    try:
+        negative, body = money_sign(cleaned)
+    except ValueError:
+        raise ValueError(f"{text!r} {TWO_SIGNS}") from None
     found = _AMOUNT.match(body)
     if not found:
         raise ValueError(f"{text!r} is not an amount of pounds with at most 2 decimal places")

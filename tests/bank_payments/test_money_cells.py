@@ -19,11 +19,18 @@ def test_a_second_point_is_not_read_as_pennies() -> None:
 
 def test_two_signs_are_not_money() -> None:
     # "+-1.00" lost its plus and was read as -£1.00; every mixed or doubled sign is refused.
-    cells = ["+-1.00", "+£-1.00", "-+1.00", "++1.00", "--1.00", "+(1.00)", "(-1.00)"]
+    cells = ["+-1.00", "+£-1.00", "-+1.00", "++1.00", "--1.00", "+(1.00)", "+\u22121.00"]
     cells += ["+1.00", "+£1.00", "£+1.00", "-£1.00", "(1.00)"]
     money = parse_money(pa.array(cells, pa.string()))
     assert money.readable.tolist() == [False] * 7 + [True] * 5
     assert money.pennies[7:].tolist() == [100, 100, 100, -100, -100]
+
+
+def test_a_unicode_minus_and_spaces_inside_are_read_as_people_mean_them() -> None:
+    cells = ["\u22121.00", "1\u00a0000.00", "1\u2009000.00", "-1\u202f000.00", "(£1 000.00)"]
+    money = parse_money(pa.array(cells, pa.string()))
+    assert money.readable.all()
+    assert money.pennies.tolist() == [-100, 100_000, 100_000, -100_000, -100_000]
 
 
 def test_the_fast_path_reads_as_the_careful_path() -> None:

@@ -83,6 +83,14 @@ def test_another_layout_is_a_yaml_file_in_the_users_folder(
     assert str(report.payouts["arrival_date"].iloc[0]) == "2027-03-04"
 
 
+def test_a_unicode_minus_and_thin_spaces_are_read_as_people_mean_them(tmp_path: Path) -> None:
+    rows = [r.replace("-100.00", "\u2212100.00") for r in ROWS]
+    rows[0] = rows[0].replace(",288.39,P", ",\u2009288.39,P")
+    report = read_payout_report(write(tmp_path, rows))
+
+    assert list(report.items["amount"]) == [28839, 8040, 6025, -10000]
+
+
 BROKEN = [
     (["po-1,ADFIN-PO-A,2027-02-30,1.00,PAYMENT,,PR-1,p1,A,1.00"], "line 2, column 'Arrival date'"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,1.005"], "at most 2 decimal places"),
@@ -93,6 +101,9 @@ BROKEN = [
         ["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,9999999999999.99"],
         "line 2, column 'Item amount' ('9999999999999.99'): '9999999999999.99' is too large",
     ),
+    # "+-1.00" lost both marks and was read as £1.00 paid.
+    (["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,+-1.00"], "has more than one sign"),
+    (["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,(1.00"], "column 'Item amount'"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,REFUND,,PR-1,p1,A,1.00"], "is not a line type"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,PAYMENT,,PR-1,p1,A,-1.00"], "cannot have a negative"),
     (["po-1,ADFIN-PO-A,2027-03-03,1.00,DEDUCTION,,PR-1,p1,A,1.00"], "must be negative"),

@@ -165,6 +165,7 @@ def test_customer_columns_that_disagree(tmp_path: Path, customers: CustomerDirec
         ("1.234", "more than 2 decimal places"),
         ("", "amount is required"),
         ("ten", "not a number"),
+        ("+-3.00", "more than one sign"),  # was charged as £3.00
     ],
 )
 def test_bad_amounts(

@@ -28,6 +28,9 @@ from tasks.common.finance_files.values import (
         ("0.01", "0.01"),
         ("12.000", "12.00"),
         ("1\u00a0234.50", "1234.50"),
+        ("1\u202f234.50", "1234.50"),
+        ("+12.50", "12.50"),
+        ("12.50GBP", "12.50"),
     ],
 )
 def test_amounts_people_write(raw: str, expected: str) -> None:
@@ -42,6 +45,14 @@ def test_amounts_people_write(raw: str, expected: str) -> None:
         ("-3", "must be positive"),
         ("£-3.00", "must be positive"),
         ("(3.00)", "must be positive"),
+        ("\u22123.00", "must be positive"),
+        ("3.00-", "must be positive"),
+        # "+-3.00" lost both marks and was charged as £3.00.
+        ("+-3.00", "more than one sign"),
+        ("£+-3", "more than one sign"),
+        ("+(3.00)", "more than one sign"),
+        ("(3.00", "not a number of pounds"),
+        ("3-00", "not a number of pounds"),
         ("0", "must be positive"),
         ("0.00", "must be positive"),
         ("1.234", "more than 2 decimal places"),

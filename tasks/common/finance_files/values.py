@@ -22,18 +22,78 @@ _DAY_FIRST = re.compile(r"^(\d{1,2})([/.-])(\d{1,2})\2(\d{2,4})$")
 _NAMED_MONTH_FORMATS = ("%d %b %Y", "%d %B %Y", "%d-%b-%Y", "%d-%B-%Y")
 _FOREIGN_CURRENCY = ("$", "€", "USD", "EUR")
 DATE_FORMATS_HELP = "dd/mm/yyyy or yyyy-mm-dd"
+# Spaces people and exports put inside amounts: ordinary, no-break, thin and narrow no-break.
+_SPACES = dict.fromkeys(map(ord, " \u00a0\u2009\u202f"))
+# The minus sign of word processors and some exports (U+2212), read as the hyphen-minus.
+UNICODE_MINUS = "\u2212"
+TWO_SIGNS = "has more than one sign"
+
+
+def money_text(raw: str) -> str:
+    """A money cell as the parsers read it: its spaces (also no-break and thin ones) taken out,
+    upper-cased, ``−`` (U+2212) as ``-``."""
+    return raw.translate(_SPACES).replace(UNICODE_MINUS, "-").upper()
+
+
+def money_sign(text: str) -> tuple[bool, str]:
+    """``(negative, rest)`` of a cleaned money cell (:func:`money_text`): the one sign people
+    write taken off, with ``£`` or ``GBP`` — a leading ``-`` or ``+`` (before or after the
+    currency), a trailing ``-``, or brackets round the amount.
+
+    Raises ``ValueError(TWO_SIGNS)`` for more than one sign: ``+-12.50`` and ``-(12.50)`` are
+    garbled, not money (``+-12.50`` once had its marks stripped and was charged as £12.50).
+    A sign anywhere else stays in ``rest``, for the caller's number pattern to refuse.
+    """
+    marks = text.count("-") + text.count("+") + max(text.count("("), text.count(")"))
+    if marks > 1:
+        raise ValueError(TWO_SIGNS)
+    rest, negative = text, False
+    # Where the one sign may stand, outside in: brackets, a sign, the currency, a sign, brackets
+    # ("£(12.50)"), then from the end a sign, "GBP", a sign.
+    steps = (_brackets, _leading, _currency, _leading, _brackets, _trailing, _suffix, _trailing)
+    for step in steps:
+        rest, minus = step(rest)
+        negative |= minus
+    return negative, rest
+
+
+def _brackets(text: str) -> tuple[str, bool]:
+    if len(text) > 1 and text.startswith("(") and text.endswith(")"):
+        return text[1:-1], True
+    return text, False
+
+
+def _leading(text: str) -> tuple[str, bool]:
+    if text[:1] in ("+", "-"):
+        return text[1:], text[0] == "-"
+    return text, False
+
+
+def _trailing(text: str) -> tuple[str, bool]:
+    if text[-1:] in ("+", "-"):
+        return text[:-1], text[-1] == "-"
+    return text, False
+
+
+def _currency(text: str) -> tuple[str, bool]:
+    return text.removeprefix("£").removeprefix("GBP"), False
+
+
+def _suffix(text: str) -> tuple[str, bool]:
+    return text.removesuffix("GBP"), False
 
 
 def parse_amount(raw: str) -> Decimal:
     """A positive amount in pounds with at most 2 decimal places: ``£1,234.50``, ``1234.5``."""
-    text = raw.replace("\u00a0", "").replace(" ", "").upper()
+    text = money_text(raw)
     if not text:
         raise ValueError("amount is required")
     if text.startswith(_FOREIGN_CURRENCY) or text.endswith(_FOREIGN_CURRENCY):
         raise ValueError("only pounds (GBP) are accepted")
-    negative = text.startswith(("-", "(", "£-", "GBP-")) or text.endswith(("-", ")"))
-    text = text.strip("()-+")
-    text = text.removeprefix("£").removeprefix("GBP").removesuffix("GBP").strip("-+")
+    try:
+        negative, text = money_sign(text)
+    except ValueError:
+        raise ValueError(f"amount {TWO_SIGNS} (write it once: 12.50, or -12.50)") from None
     if negative:
         raise ValueError("amount must be positive (more than £0.00)")
     if len(text) > MAX_AMOUNT_CHARS:
