@@ -211,6 +211,21 @@ def test_bad_tax_rate_and_currency(tmp_path: Path, customers: CustomerDirectory)
     assert [(p.column, p.value) for p in parsed.problems] == [("VAT", "0.2"), ("Currency", "EUR")]
 
 
+def test_a_tax_rate_finer_than_the_service_takes_is_a_bad_row(
+    tmp_path: Path, customers: CustomerDirectory
+) -> None:
+    # The service answers 422 for more than 4 decimal places; the file said nothing before.
+    parsed = parse(
+        tmp_path,
+        customers,
+        [["Acme Ltd", "10", "x", "17.50001"]],
+        header=["Customer", "Amount", "Description", "VAT"],
+    )
+    problem = only_problem(parsed)
+    assert (problem.column, problem.value) == ("VAT", "17.50001")
+    assert "more than 4 decimal places" in problem.reason
+
+
 def test_description_is_required_and_every_problem_of_a_row_is_reported(
     tmp_path: Path, customers: CustomerDirectory
 ) -> None:

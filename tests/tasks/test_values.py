@@ -81,6 +81,11 @@ def test_bad_amounts_say_why(raw: str, reason: str) -> None:
         ("1 Dec 2026", date(2026, 12, 1)),
         ("01-Dec-2026", date(2026, 12, 1)),
         ("2026-12-30 00:00:00", date(2026, 12, 30)),
+        ("30/12/2026 00:00:00", date(2026, 12, 30)),  # Excel's date cell as text
+        ("30/12/2026 00:00", date(2026, 12, 30)),
+        ("1 Sept 2026", date(2026, 9, 1)),  # the UK's short September
+        ("1 sept 2026", date(2026, 9, 1)),
+        ("1 September 2026", date(2026, 9, 1)),
     ],
 )
 def test_dates_are_day_first_or_iso(raw: str, expected: date) -> None:
@@ -95,6 +100,8 @@ def test_dates_are_day_first_or_iso(raw: str, expected: date) -> None:
         ("30/12/26", "2-digit year"),
         ("next Friday", "not a date"),
         ("2026-13-01", "not a valid date"),
+        ("30/12/2026 13:45", "not a date"),  # a time of day is not a due date
+        ("1 Septe 2026", "not a date"),
     ],
 )
 def test_bad_dates_say_why(raw: str, reason: str) -> None:
@@ -103,7 +110,17 @@ def test_bad_dates_say_why(raw: str, reason: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("raw", "expected"), [("20", "20"), ("20%", "20"), ("5.5 %", "5.5"), ("0", "0"), ("100", "100")]
+    ("raw", "expected"),
+    [
+        ("20", "20"),
+        ("20%", "20"),
+        ("5.5 %", "5.5"),
+        ("0", "0"),
+        ("-0", "0"),
+        ("100", "100"),
+        ("17.5000", "17.5"),
+        ("12.3456", "12.3456"),
+    ],
 )
 def test_tax_rates_are_percentages(raw: str, expected: str) -> None:
     assert decimal_text(parse_tax_rate(raw)) == expected
@@ -116,7 +133,14 @@ def test_tax_rates_are_percentages(raw: str, expected: str) -> None:
         ("120", "from 0 to 100"),
         ("-5", "from 0 to 100"),
         ("VAT", "not a percentage"),
-        ("NaN", "from 0 to 100"),
+        ("NaN", "not a percentage"),
+        ("Infinity", "not a percentage"),
+        # Decimal() read these as 10 (%): not rates anybody typed on purpose.
+        ("1_0", "not a percentage"),
+        ("1E1", "not a percentage"),
+        ("\u0662\u0660", "not a percentage"),
+        # The contract allows 4 decimal places; more was sent and refused by the service.
+        ("20.00001", "more than 4 decimal places"),
     ],
 )
 def test_bad_tax_rates_say_why(raw: str, reason: str) -> None:

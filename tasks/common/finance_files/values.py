@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 PENNY = Decimal("0.01")
 MAX_AMOUNT_CHARS = 20  # keeps Decimal arithmetic exact; no real bill is near it
 _AMOUNT = re.compile(r"^(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$|^\.\d+$")
 _ISO = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T]00:00(?::00)?)?$")
-_DAY_FIRST = re.compile(r"^(\d{1,2})([/.-])(\d{1,2})\2(\d{2,4})$")
+# A day-first date, also with the midnight Excel appends when it writes a date cell as text.
+_DAY_FIRST = re.compile(r"^(\d{1,2})([/.-])(\d{1,2})\2(\d{2,4})(?: 00:00(?::00)?)?$")
+# UK writing shortens September to "Sept"; Python's month names know only "Sep".
+_SEPT = re.compile(r"\bsept\b", re.IGNORECASE)
+# A rate as people write it, in ASCII digits only: Decimal() also takes "1_0", "1E1", "NaN" and
+# other scripts' digits, none of which is a rate anybody typed on purpose.
+_TAX_RATE = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)$", re.ASCII)
+TAX_RATE_STEP = Decimal("0.0001")  # the contract's TaxRatePercent: multipleOf 0.0001
 _NAMED_MONTH_FORMATS = ("%d %b %Y", "%d %B %Y", "%d-%b-%Y", "%d-%B-%Y")
 _FOREIGN_CURRENCY = ("$", "€", "USD", "EUR")
 DATE_FORMATS_HELP = "dd/mm/yyyy or yyyy-mm-dd"
@@ -129,9 +136,10 @@ def parse_date(raw: str) -> date:
         if len(day_first[4]) != 4:
             raise ValueError(f"{text!r} has a 2-digit year; write the year in full (dd/mm/yyyy)")
         return _checked_date(int(day_first[4]), int(day_first[3]), int(day_first[1]), text)
+    named = _SEPT.sub("Sep", text)
     for pattern in _NAMED_MONTH_FORMATS:
         try:
-            return datetime.strptime(text, pattern).date()
+            return datetime.strptime(named, pattern).date()
         except ValueError:
             continue
     raise ValueError(f"{text!r} is not a date ({DATE_FORMATS_HELP})")
@@ -144,15 +152,18 @@ def parse_tax_rate(raw: str) -> Decimal:
     ``0.2`` is almost surely 20 % written as a fraction, and a wrong guess bills the wrong tax.
     """
     text = raw.strip().removesuffix("%").strip()
-    try:
-        rate = Decimal(text)
-    except InvalidOperation as exc:
-        raise ValueError("tax rate is not a percentage (e.g. 20 or 20%)") from exc
-    if not rate.is_finite() or not 0 <= rate <= 100:
+    if not _TAX_RATE.match(text):
+        raise ValueError("tax rate is not a percentage (e.g. 20 or 20%)")
+    rate = Decimal(text)
+    if not 0 <= rate <= 100:
         raise ValueError("tax rate must be a percentage from 0 to 100")
     if 0 < rate < 1:
         raise ValueError("tax rate looks like a fraction; write it as a percent (20 for 20%)")
-    return rate
+    if rate != rate.quantize(TAX_RATE_STEP):
+        # The contract's TaxRatePercent (multipleOf 0.0001): the service answers 422 "must have
+        # at most 4 decimal places" for a finer rate, so it is refused here, before any sending.
+        raise ValueError("tax rate has more than 4 decimal places")
+    return abs(rate) if rate == 0 else rate  # "-0" is 0
 
 
 def parse_currency(raw: str) -> str:
