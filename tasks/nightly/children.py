@@ -12,8 +12,8 @@ ended). The coordinator tells it apart and marks it ``Crashed``:
   the coordinator sees at once that the process no longer exists;
 - elsewhere, the worker that took it (Prefect's ``prefect.worker.name`` label) is no longer
   online and the run has sent no heartbeat for three heartbeat periods
-  (``PREFECT_FLOWS_HEARTBEAT_FREQUENCY``, which the workers must set: Prefect sends no
-  heartbeat by default);
+  (``PREFECT_FLOWS_HEARTBEAT_FREQUENCY`` as the coordinator's process has it; Prefect 3.8's
+  default is 180 s, the README's workers set 30);
 - a run still ``Pending``, or ``Running`` without that process label, longer than
   :data:`STUCK_STARTING` (the coordinator's ``stuck_starting_minutes``): its worker died while
   starting it. A worker started again under the same name is online, so the rule above never
