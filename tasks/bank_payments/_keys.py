@@ -27,6 +27,7 @@ from tasks.bank_payments._kernels import encoded, mask, per_value, strings
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 KEY_PARTS = ("account", "payer", "reference", "text")
+ID_PREFIX = "id:"  # keys made of the bank's transaction id; the others are digests
 
 
 def fnv1a(texts: pa.Array) -> np.ndarray:
@@ -136,5 +137,7 @@ def line_keys(lines: pa.Table) -> pa.Array:
     has_id = mask(per_value(txn, lambda v: pc.not_equal(pc.utf8_trim_whitespace(v), "")))
     if not has_id.any():
         return hashed
-    by_id = pc.binary_join_element_wise("id", strings(lines.column("account")), strings(txn), ":")
+    by_id = pc.binary_join_element_wise(
+        ID_PREFIX[:-1], strings(lines.column("account")), strings(txn), ":"
+    )
     return pc.if_else(pa.array(has_id), by_id, hashed)

@@ -132,8 +132,21 @@ def _money(lines: _Lines, column: pa.Array, label: str) -> tuple[np.ndarray, np.
 def _amounts(lines: _Lines, where: str) -> np.ndarray:
     profile = lines.profile
     if profile.sign == "in_out":
-        credit, no_credit = _money(lines, _raw_money(lines, "credit", where), "money in")
+        credit_cells = _raw_money(lines, "credit", where)
+        credit, no_credit = _money(lines, credit_cells, "money in")
         debit, no_debit = _money(lines, _raw_money(lines, "debit", where), "money out")
+        # Money out is often written with a minus (Monzo's "Money Out" is "-26.50"), so its
+        # sign says nothing; money in with a minus or in brackets is a credit taken back (a
+        # reversal, a returned payment), never money received: read as its size it could pay
+        # an invoice with money that did not arrive.
+        lines.refuse(
+            ~no_credit & (credit < 0),
+            lambda i: (
+                f"money in {str(credit_cells[i].as_py()).strip()!r} is negative: a money-in "
+                "column holds what was received; a reversed or returned credit belongs in "
+                "money out"
+            ),
+        )
         both = ~no_credit & ~no_debit & (credit != 0) & (debit != 0)
         lines.refuse(both, "both money in and money out are filled in")
         lines.refuse(no_credit & no_debit, "neither money in nor money out is filled in")

@@ -26,8 +26,8 @@ from tasks.bank_payments._classify import (
     class_codes,
     classify,
 )
-from tasks.bank_payments._kernels import mask
-from tasks.bank_payments._keys import line_keys
+from tasks.bank_payments._kernels import encoded, mask
+from tasks.bank_payments._keys import ID_PREFIX, line_keys
 from tasks.bank_payments._match import (
     ALLOCATION_COLUMNS,
     CODE,
@@ -241,15 +241,57 @@ def plan_statement(
     classes = classify(table, rules)
     keys = line_keys(table) if keys is None else keys
     # Only a customer's money can have been recorded from an earlier file.
-    skip = duplicates(
-        keys, done_keys, among=class_codes(classes) == CLASSES.index(CUSTOMER_PAYMENT)
-    )
-    carried = _positions(keys, resumed or {})
+    customer = class_codes(classes) == CLASSES.index(CUSTOMER_PAYMENT)
+    skip = duplicates(keys, done_keys, among=customer)
+    repeats = {i: f for i, f in _repeats(keys).items() if customer[i]}
+    carried = {i: r for i, r in _positions(keys, resumed or {}).items() if i not in repeats}
     skip[list(carried)] = True
+    skip[list(repeats)] = True
     matches = match_lines(table, classes, items, skip=skip, aliases=aliases)
+    _note_repeats(matches, table, repeats)
     suggestions = suggest(table, matches, items)
     _carry(matches, carried)
     return Plan(statement, classes, keys, matches, suggestions, len(items))
+
+
+def _repeats(keys: pa.Array) -> dict[int, int]:
+    """Lines whose key an earlier line of the same file has (line index → that line's index).
+
+    Only a bank's transaction id can repeat (identical lines without one are told apart by
+    their occurrence, ``_keys``): the same transaction twice, as when two overlapping exports
+    are pasted into one file. It is one payment: its payments share their ledger keys, so a
+    second allocation would be a second payment of the item or a ledger conflict mid-run.
+
+    Only the lines keyed by an id are looked at: encoding a million digest keys to find none
+    repeated took about half a second, as long as the whole rest of a statement's main pass."""
+    ided = np.flatnonzero(mask(pc.starts_with(keys, ID_PREFIX)))
+    if len(ided) < 2:
+        return {}
+    codes = encoded(keys.take(pa.array(ided)))
+    if len(codes.dictionary) == len(ided):  # every id once
+        return {}
+    indices = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    values, first = np.unique(indices, return_index=True)
+    first_of = np.empty(len(codes.dictionary), dtype=np.int64)
+    first_of[values] = first
+    earlier = first_of[indices]
+    later = np.flatnonzero(earlier != np.arange(len(indices)))
+    return {int(ided[i]): int(ided[earlier[i]]) for i in later}
+
+
+def _note_repeats(matches: Matches, table: pa.Table, repeats: dict[int, int]) -> None:
+    """Say on each repeated line which line it repeats, and whether it differs from it."""
+    if not repeats:
+        return
+    numbers = np.asarray(table.column("line").to_numpy(), dtype=np.int64)
+    amounts = np.asarray(table.column("amount").to_numpy(), dtype=np.int64)
+    days = np.asarray(table.column("date").cast(pa.int32()).to_numpy(), dtype=np.int64)
+    for index, first in repeats.items():
+        matches.outcome[index] = CODE[DUPLICATE]
+        note = f"the bank's transaction id is also on line {numbers[first]}: recorded once"
+        if amounts[index] != amounts[first] or days[index] != days[first]:
+            note += " (with a different amount or date: check the file with the bank)"
+        matches.notes[index] = note
 
 
 def _positions(keys: pa.Array, resumed: dict[str, Resumed]) -> dict[int, Resumed]:

@@ -138,17 +138,43 @@ def _without_lines(
     return text, np.array(kept, dtype=np.int64) + first_number
 
 
+# An amount cut in two by an unquoted thousands comma: "1,250.00" read as the cells "1" and
+# "250.00" (or "£1", "-1", "(1" and "250.00)").
+_AMOUNT_HEAD = re.compile(r"^[-+(]?£?[-+]?\d{1,3}$")
+_AMOUNT_TAIL = re.compile(r"^\d{3}(?:[.,]\d{3})*(?:\.\d{1,2})?\)?$")
+
+
+def _looks_split(cells: list[str]) -> bool:
+    """Whether two neighbouring cells look like one amount split by an unquoted comma."""
+    stripped = [c.strip() for c in cells]
+    return any(
+        _AMOUNT_HEAD.match(a) and _AMOUNT_TAIL.match(b)
+        for a, b in zip(stripped, stripped[1:], strict=False)
+    )
+
+
 def _width(profile: Profile, header: tuple[str, ...], sample: list[str]) -> int:
-    """Cells per row: the header's, plus one when rows end with an empty trailing cell."""
+    """Cells per row: the header's, plus one when rows end with an empty trailing cell.
+
+    Rows one cell wider than the header whose last cell is empty are NatWest's trailing comma,
+    or an unquoted comma in an amount on a row whose last column is empty ("...,1,250.00,
+    6250.00,INCOME,"). Taking the second for the first reads every row one cell to the left:
+    the amount as £1.00. So the sample lines vote, and a line that looks like a split amount
+    votes for the header's width (its row is then refused naming the extra cell)."""
     width = len(header) if header else (profile.shape.columns if profile.shape else 0)
+    trailing = plain = 0
     for line in sample:
         if not line.strip():
             continue
         cells = split_line(line, profile.delimiter)
         if len(cells) == width + 1 and not cells[-1].strip():
-            return width + 1
-        break
-    return width
+            if _looks_split(cells):
+                plain += 1
+            else:
+                trailing += 1
+        elif len(cells) == width:
+            plain += 1
+    return width + 1 if trailing > plain else width
 
 
 def _read_cells(
@@ -214,7 +240,10 @@ def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
         empty: list[pa.Array | None] = [pa.array([], pa.string()) for _ in range(width)]
         return RawRows(empty, list(detection.header), np.array([], dtype=np.int64), bad)
     used = used_positions(profile, list(detection.header), width)
-    table, invalid = _read_cells(body, profile.delimiter, width, used)
+    # With a trailing comma, the last cell is read too: it must be empty on every row.
+    trailing = width == _width(profile, detection.header, []) + 1
+    read = sorted({*used, width - 1}) if trailing else used
+    table, invalid = _read_cells(body, profile.delimiter, width, read)
     rows_seen = table.num_rows + len(invalid)
     if numbers is None:
         numbers = np.arange(first_number, first_number + rows_seen, dtype=np.int64)
@@ -229,7 +258,32 @@ def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
     for position in used:
         columns[position] = _single(table.column(f"c{position}"))
     raw = RawRows(columns, list(detection.header), numbers[:rows_seen][valid], bad)
+    if trailing:
+        raw = _without_filled_trailing_cell(raw, _single(table.column(f"c{width - 1}")), width)
     return _tidy(raw)
+
+
+def _without_filled_trailing_cell(raw: RawRows, last: pa.Array, width: int) -> RawRows:
+    """In a file whose rows end with a trailing comma, refuse the rows whose last cell is not
+    empty: such a row has a cell more than the header (an unquoted comma in a name or an amount
+    without the trailing comma) and is read shifted, "1,250.00" as £1.00."""
+    filled = np.asarray(
+        pc.not_equal(pc.utf8_trim_whitespace(last), "").to_numpy(zero_copy_only=False), dtype=bool
+    )
+    if not filled.any():
+        return raw
+    columns = raw.read()
+    for index in np.flatnonzero(filled):
+        cells = [str(c[int(index)].as_py()) for c in columns] + [str(last[int(index)].as_py())]
+        raw.bad.append(
+            BadLine(
+                int(raw.lines[index]),
+                f"the line has {width} cells where the header has {width - 1} "
+                "(an unquoted comma in a name or amount?)",
+                ",".join(cells)[:200],
+            )
+        )
+    return raw.take(~filled)
 
 
 def _single(column: pa.ChunkedArray) -> pa.Array:
@@ -293,6 +347,7 @@ def _labelled(text: str, profile: Profile, where: str) -> RawRows:
     numbers: list[int] = []
     bad: list[BadLine] = []
     current: dict[str, str] | None = None
+    headless = False  # inside a record that lost its first line (already named, once)
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -305,12 +360,29 @@ def _labelled(text: str, profile: Profile, where: str) -> RawRows:
             continue  # preamble lines (From:, Account:) and labels billops does not use
         if label == first_label:
             current = {}
+            headless = False
             records.append(current)
             numbers.append(number)
-        if current is None:
+        elif current is not None and labels[label] in current:
+            # A label the record has already: a new record began without its first line.
+            # Taking it into the record before would overwrite that record's amount and
+            # description with this one's (one payment lost, the other misdated).
             bad.append(
-                BadLine(number, f"{found.group(1)!r} before the first record's {order[0]!r}")
+                BadLine(
+                    number,
+                    f"a record without its {order[0]!r} line: {found.group(1)!r} comes again "
+                    "before the next record's "
+                    f"{order[0]!r} (a damaged or edited download)",
+                    line[:200],
+                )
             )
+            current, headless = None, True
+            continue
+        if current is None:
+            if not headless:
+                bad.append(
+                    BadLine(number, f"{found.group(1)!r} before the first record's {order[0]!r}")
+                )
             continue
         current[labels[label]] = value
     columns: list[pa.Array | None] = [

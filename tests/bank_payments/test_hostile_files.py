@@ -17,6 +17,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "bank"
 TODAY = date(2026, 11, 24)
 STARLING = "Date,Counter Party,Reference,Type,Amount (GBP),Balance (GBP),Spending Category,Notes\n"
 GOOD = "02/11/2026,Acme Services Ltd,INV-0042,FASTER PAYMENT,1250.00,6250.00,INCOME,\n"
+IN_OUT = "Date,Description,Paid in,Paid out\n"
+NATWEST = "Date, Type, Description, Value, Balance, Account Name, Account Number\n"
 
 
 def _write(tmp_path: Path, name: str, data: bytes | str) -> Path:
@@ -72,6 +74,30 @@ CASES = [
     ),
     ("header repeated", STARLING + GOOD + STARLING + GOOD, 3, ("header row is repeated",)),
     ("extra cells", STARLING + GOOD + "03/11/2026,Smith, J,R,T,1.00,1.00,,\n", 3, ("9 cells", "8")),
+    # An unquoted "1,250.00" on the first line, whose last cell is empty, was taken for a
+    # trailing comma (NatWest's): every row was read one cell wider and the amount as £1.00.
+    (
+        "unquoted thousands on the first line",
+        STARLING + "02/11/2026,Acme,INV-0042,FP,1,250.00,6250.00,INCOME,\n",
+        2,
+        ("9 cells", "8", "unquoted comma"),
+    ),
+    (
+        "unquoted thousands on the first of several lines",
+        STARLING + "02/11/2026,Acme,INV-0042,FP,1,250.00,6250.00,INCOME,\n" + GOOD + GOOD,
+        2,
+        ("9 cells", "8", "unquoted comma"),
+    ),
+    # In a file whose rows end with a trailing comma, a row with an unquoted "1,250.00" and
+    # no trailing comma has as many cells as the others: it was read as £1.00.
+    (
+        "unquoted thousands in a trailing-comma file",
+        NATWEST
+        + '02/11/2026,BAC,"\'ACME , INV-0042",1250.00,6250.00,"\'W","\'600001-12345678",\n'
+        + '03/11/2026,BAC,"\'NORTHWIND , INV-0043",1,250.00,7500.00,"\'W","\'600001-12345678"\n',
+        3,
+        ("8 cells", "7", "unquoted comma"),
+    ),
     (
         "unterminated quote",
         STARLING + GOOD + '03/11/2026,"Smith,R,T,1.00,1.00,,\n',
@@ -83,6 +109,23 @@ CASES = [
         STARLING + GOOD + "03/11/2026," + "X" * 10_000 + ",R,T,1.00,1.00,,\n",
         3,
         ("characters long",),
+    ),
+    # A minus (or accounting brackets) in a money-in column lost its sign: a returned or
+    # reversed credit was read as money received, and could pay an invoice.
+    (
+        "negative money in",
+        IN_OUT + "02/11/2026,ACME INV-0042,-1250.00,\n",
+        2,
+        ("money in", "-1250.00", "negative"),
+    ),
+    ("bracketed money in", IN_OUT + "02/11/2026,ACME INV-0042,(1250.00),\n", 2, ("negative",)),
+    (
+        "negative credit amount (Lloyds)",
+        "Transaction Date,Transaction Type,Sort Code,Account Number,Transaction Description,"
+        "Debit Amount,Credit Amount,Balance\n"
+        "05/11/2026,FPI,'30-96-26,12345678,ACME SERVICES LTD INV-0042,,-1250.00,5030.55\n",
+        2,
+        ("money in", "negative"),
     ),
     ("future date", STARLING + "02/12/2026,X,R,T,1.00,1.00,,\n", 2, ("after today",)),
     ("footer total", STARLING + GOOD + "Total,,,,1250.00,,,\n", 3, ("footer",)),
@@ -199,3 +242,36 @@ def test_skipped_lines_are_each_in_the_report_with_their_reason(tmp_path: Path) 
     assert [r["line"] for r in rows if r["outcome"] != "skipped"] == ["2", "5"]
     summary = "\n".join(summary_markdown(plan, [], biller="acme", dry_run=True))
     assert "and 5 more (every one is in the report, outcome skipped)" in summary
+
+
+def _santander_record(date_line: bool, description: str, amount: str, balance: str) -> str:
+    head = "Date:\u00a005/11/2026\n" if date_line else ""
+    return (
+        f"{head}Description:\u00a0{description}\nAmount:\u00a0{amount} \n"
+        f"Balance:\u00a0{balance} \n\n"
+    )
+
+
+def test_a_santander_record_without_its_date_line_is_refused_not_merged(tmp_path: Path) -> None:
+    # The record lost its "Date:" line (a damaged or hand-edited download): its labels were
+    # written over the record before it, so Acme's £1,250.00 vanished and Northwind's £480.00
+    # took Acme's date.
+    text = (
+        "From: 01/11/2026 to 05/11/2026\n\nAccount: XXXX XXXX XXXX 4821\n\n"
+        + _santander_record(
+            True, "FASTER PAYMENTS RECEIPT REF.INV-0042 FROM ACME", "1250.00", "6280.55"
+        )
+        + _santander_record(
+            False, "FASTER PAYMENTS RECEIPT REF.INV-0043 FROM NORTHWIND", "480.00", "6760.55"
+        )
+        + _santander_record(True, "BRITISH GAS", "-65.00", "6695.55")
+    )
+    path = _write(tmp_path, "santander.txt", text.encode("cp1252"))
+
+    error = _refused(path, 10, "'Date'", "Description")
+
+    assert "more bad line" not in error.reason  # one reason for the whole broken record
+    statement = read_statement(path, today=TODAY, on_bad_lines="skip")
+    read = statement.lines.select(["line", "amount"]).to_pylist()
+    assert read == [{"line": 5, "amount": 125000}, {"line": 14, "amount": -6500}]
+    assert [b.line for b in statement.bad_lines] == [10]

@@ -6,7 +6,9 @@ from datetime import date
 from decimal import Decimal
 
 import pyarrow as pa
+import pytest
 
+from tasks.bank_payments import read_statement_bytes
 from tasks.bank_payments._keys import line_keys
 from tasks.bank_payments._owed import OpenItem, items_frame
 from tasks.bank_payments._plan import plan_statement
@@ -150,3 +152,39 @@ def test_csv_cells_are_neutralised() -> None:
     assert neutralise("\tx") == "'\tx"
     assert neutralise("-12.50") == "-12.50"
     assert neutralise("-cmd") == "'-cmd"
+
+
+MONZO = (
+    "Transaction ID,Date,Time,Type,Name,Emoji,Category,Amount,Currency,Local amount,"
+    "Local currency,Notes and #tags,Address,Receipt,Description,Category split,Money Out,Money In\n"
+)
+
+
+def _monzo_line(amount: str, txn: str = "tx_0000AcmE42ZWW3Pq4dXGYW") -> str:
+    return (
+        f"{txn},02/11/2026,10:32:01,Faster payment,Acme Services Ltd,,Income,{amount},GBP,"
+        f"{amount},GBP,INV-0042,,,ACME SERVICES LTD INV-0042,,,{amount}\n"
+    )
+
+
+@pytest.mark.parametrize("second", ["1000.00", "500.00"], ids=["identical", "different amount"])
+def test_a_bank_transaction_id_repeated_in_one_file_is_paid_once(second: str) -> None:
+    # Two exports pasted into one file repeat the bank's transaction: both lines have the same
+    # key, and each was given a payment of INV-0042 (a repeated payment at the service, or a
+    # ledger conflict on the shared key when the amounts differ).
+    items = items_frame(
+        [OpenItem("invoice", "i42", "INV-0042", "", "Acme Services Ltd", 200000, None, "UNPAID")]
+    )
+    data = MONZO + _monzo_line("1000.00") + _monzo_line(second) + _monzo_line("10.00", "tx_2")
+    statement = read_statement_bytes(data.encode(), where="m.csv", today=date(2026, 11, 24))
+
+    plan = plan_statement(statement, items)
+
+    by_line = {ln.line: ln for ln in plan.lines}
+    assert [(a.number, a.pennies) for a in by_line[2].allocations] == [("INV-0042", 100000)]
+    assert by_line[3].outcome == "duplicate" and by_line[3].allocations == []
+    assert "line 2" in by_line[3].note
+    assert ("different" in by_line[3].note) == (second != "1000.00")
+    assert [(a.number, a.pennies) for a in by_line[4].allocations] == [("INV-0042", 1000)]
+    assert [ln.line for ln in plan.recordable()] == [2, 4]
+    assert totals(plan, []).ties_out
