@@ -51,13 +51,16 @@ class PayoutsMixin(PayoutBankMixin):
                 )
         now = self._now()
         with self._begin() as connection:
-            known = self._digests(connection, biller, [p.payout_id for p in payouts])
+            known = self._kept(connection, biller, [p.payout_id for p in payouts])
             chosen = {p.payout_id: blocks.get(p.payout_id) or empty_block() for p in payouts}
             fresh = [p for p in payouts if p.payout_id not in known]
+            # Changed: other items, or the same items under another reference, arrival date or
+            # amount (a corrected export); the checks read the payout as the ledger keeps it.
             changed = [
                 p
                 for p in payouts
-                if p.payout_id in known and known[p.payout_id] != chosen[p.payout_id].digest
+                if p.payout_id in known
+                and known[p.payout_id] != _seen(p, chosen[p.payout_id].digest)
             ]
             rows = [_payout_row(biller, p, chosen[p.payout_id], now) for p in fresh + changed]
             updates = [*PAYOUT_FIELDS[1:], "items_format", "items_block", "updated_at"]
@@ -71,13 +74,29 @@ class PayoutsMixin(PayoutBankMixin):
                 )
         return PayoutStored(len(fresh), len(changed), len(payouts) - len(fresh) - len(changed))
 
-    def _digests(self, connection: Connection, biller: str, ids: Sequence[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
+    def _kept(
+        self, connection: Connection, biller: str, ids: Sequence[str]
+    ) -> dict[str, tuple[str, str, date, int]]:
+        """What the ledger keeps of those payouts that a report may show differently (see
+        :func:`_seen`), by payout id."""
+        found: dict[str, tuple[str, str, date, int]] = {}
+        columns = (
+            PAYOUTS.c.payout_id,
+            PAYOUTS.c.items_digest,
+            PAYOUTS.c.reference,
+            PAYOUTS.c.arrival_date,
+            PAYOUTS.c.amount_pennies,
+        )
         for start in range(0, len(ids), BATCH):
-            stmt = select(PAYOUTS.c.payout_id, PAYOUTS.c.items_digest).where(
+            stmt = select(*columns).where(
                 PAYOUTS.c.biller == biller, PAYOUTS.c.payout_id.in_(ids[start : start + BATCH])
             )
-            found.update({str(r[0]): str(r[1]) for r in connection.execute(stmt)})
+            found.update(
+                {
+                    str(r[0]): (str(r[1]), str(r[2]), r[3], int(r[4]))
+                    for r in connection.execute(stmt)
+                }
+            )
         return found
 
     def payouts_between(self, biller: str, first: date, last: date) -> list[PayoutRecord]:
@@ -159,6 +178,12 @@ class PayoutsMixin(PayoutBankMixin):
         stmt = select(net).where(PAYOUTS.c.biller == biller, PAYOUTS.c.arrival_date < day)
         with self._begin() as connection:
             return int(connection.execute(stmt).scalar_one())
+
+
+def _seen(payout: PayoutRecord, digest: str) -> tuple[str, str, date, int]:
+    """What a report shows of a payout beyond its items' digest: its reference, arrival date
+    and amount (the totals and the count follow from the items)."""
+    return (digest, payout.reference, payout.arrival_date, int(payout.amount_pennies))
 
 
 def _blocks(rows: Iterable[Any]) -> list[tuple[str, str, bytes]]:

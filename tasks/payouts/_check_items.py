@@ -42,11 +42,25 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
     """Each deduction of ``history`` (items of every payout known, with ``reference`` and
     ``arrival_date``) with the payment it takes back: ``payout_id``, ``position`` of the
     deduction, then ``paid_payout``, ``paid_reference``, ``paid_date``, ``paid_position``,
-    ``paid_payment`` and ``paid_amount`` of the payment line (empty where none is found)."""
+    ``paid_payment`` and ``paid_amount`` of the payment line (empty where none is found), and
+    ``again_reference`` and ``again_date``: the payout that had already taken that payment back
+    (empty unless the same payment is deducted twice).
+
+    Deductions are paired in arrival order, whatever order ``history`` is in (the scope's
+    payouts come first, then the ledger's). A deduction naming its payment takes back that
+    payment only (or a line of its document and amount that names no payment, from a layout
+    without payment ids). One naming none takes back the latest payment of its document and
+    amount that an earlier payout paid out and no deduction took back yet: a late failure is
+    deducted from the next payout (``docs/service.md`` §6 Payouts), before a retry of the same
+    invoice can be paid out again."""
     _, numbers = document_keys(history)
     kind = history["kind"]
     is_deduction = (kind == DEDUCTION).to_numpy(dtype=bool)
-    deductions = history[is_deduction].assign(doc=numbers[is_deduction].to_numpy(dtype=object))
+    deductions = (
+        history[is_deduction]
+        .assign(doc=numbers[is_deduction].to_numpy(dtype=object))
+        .sort_values(["arrival_date", "payout_id", "position"], kind="stable")
+    )
     named = set(deductions["payment_id"]) - {""}
     # Only the payments a deduction can name (its payment id, or its document): sorting and
     # copying a year of payments to pair a few hundred deductions is most of the work.
@@ -57,10 +71,11 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
     payments = (
         history[wanted]
         .assign(doc=numbers[wanted].to_numpy(dtype=object))
-        .sort_values(["arrival_date", "payout_id", "position"])
+        .sort_values(["arrival_date", "payout_id", "position"], kind="stable")
     )
     paired: list[dict[str, object]] = []
-    used: set[tuple[str, int]] = set()
+    # Each payment taken back: the reference and day of the payout whose deduction took it.
+    used: dict[tuple[str, int], tuple[str, date]] = {}
     by_payment = {
         str(r["payment_id"]): r
         for r in payments[payments["payment_id"].isin(list(named))]
@@ -68,28 +83,43 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
         .to_dict("records")
     }
     for row in deductions.itertuples(index=False):
-        match = None
-        if row.payment_id and str(row.payment_id) in by_payment:
-            match = by_payment[str(row.payment_id)]
-            key = (str(match["payout_id"]), int(match["position"]))
-        if match is None and row.doc:
-            same = payments[(payments["doc"] == row.doc) & (payments["amount"] == -row.amount)]
-            for candidate in same.itertuples(index=False):
+        match: dict[str, object] | None = None
+        again: tuple[str, date] | None = None
+        day = as_date(row.arrival_date)
+        named_payment = by_payment.get(str(row.payment_id)) if row.payment_id else None
+        if named_payment is not None:
+            key = (str(named_payment["payout_id"]), int(named_payment["position"]))
+            if key in used:
+                again = used[key]  # the same payment deducted twice
+            else:
+                match = named_payment
+        elif row.doc:
+            same = payments[
+                (payments["doc"] == row.doc)
+                & (payments["amount"] == -row.amount)
+                & (payments["payout_id"] != row.payout_id)
+            ]
+            if row.payment_id:  # named, but not among the payments: one that names no payment
+                same = same[same["payment_id"] == ""]
+            for candidate in reversed(list(same.itertuples(index=False))):
                 key = (str(candidate.payout_id), int(candidate.position))
-                if key not in used and as_date(candidate.arrival_date) <= as_date(row.arrival_date):
+                if key not in used and as_date(candidate.arrival_date) <= day:
                     match = candidate._asdict()
                     break
         entry: dict[str, object] = {"payout_id": row.payout_id, "position": int(row.position)}
         if match is not None:
-            used.add(key)
+            key = (str(match["payout_id"]), int(match["position"]))  # type: ignore[call-overload]
+            used[key] = (str(row.reference), day)
             entry.update(
                 paid_payout=str(match["payout_id"]),
                 paid_reference=str(match["reference"]),
                 paid_date=as_date(match["arrival_date"]),
-                paid_position=int(match["position"]),
+                paid_position=int(match["position"]),  # type: ignore[call-overload]
                 paid_payment=str(match["payment_id"]),
-                paid_amount=int(match["amount"]),
+                paid_amount=int(match["amount"]),  # type: ignore[call-overload]
             )
+        if again is not None:
+            entry.update(again_reference=again[0], again_date=again[1])
         paired.append(entry)
     return pd.DataFrame(
         paired,
@@ -102,6 +132,8 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
             "paid_position",
             "paid_payment",
             "paid_amount",
+            "again_reference",
+            "again_date",
         ],
     )
 
@@ -256,6 +288,12 @@ def _awaiting_deduction(
 def _deduction_verdict(
     number: str, amount: int, row: Mapping[str, object] | None, found: bool, status: str
 ) -> tuple[bool, str]:
+    if row is not None and not pd.isna(row["again_reference"]):
+        # The service took the same failed payment back twice: the biller gave it back once.
+        return False, (
+            f"takes back {_money(amount)} of {number}, a payment already taken back in payout "
+            f"{row['again_reference']} on {row['again_date']}: deducted twice"
+        )
     if row is None or pd.isna(row["paid_payout"]):
         return False, (
             f"takes back {_money(amount)} of {number}, a payment billops has not seen paid out: "

@@ -85,7 +85,14 @@ class Reconciliation:
         return self.credits[(days >= self.first) & (days <= self.last)]
 
     def results(self) -> list[PayoutResult]:
-        """What the ledger keeps of this run, per payout and per credit."""
+        """What the ledger keeps of this run, per payout and per credit. A credit outside the
+        period that pays none of the scope's payouts is left as the ledger has it: its payout
+        may be outside the scope (the next period's, or the last one's), so this run cannot
+        tell that it is unexpected."""
+        booked = self.credits["booked_on"].map(as_date)
+        inside = (booked >= self.first) & (booked <= self.last)
+        linked = self.credits["payout_ids"].astype(str) != ""
+        credits = self.credits[(inside | linked).to_numpy(dtype=bool)]
         found = [
             PayoutResult(
                 "payout",
@@ -110,7 +117,7 @@ class Reconciliation:
                 tuple(k for k in str(r.payout_ids).split(" ") if k),
                 (str(r.how),),
             )
-            for r in self.credits.itertuples(index=False)
+            for r in credits.itertuples(index=False)
         ]
         return found
 

@@ -20,11 +20,11 @@ import pandas as pd
 
 from billing_api import BillingClient
 from ledger import Ledger
-from ledger.payouts import PayoutRecord
+from ledger.payouts import PayoutCredit, PayoutRecord
 from tasks.common.working_days import add_working_days
 from tasks.payouts._credits import credits_frame
 from tasks.payouts._items import as_date, empty_items, from_ledger, payouts_from_records
-from tasks.payouts._match import MATCHED
+from tasks.payouts._match import MATCHED, WITH_DIFFERENCE
 from tasks.payouts._profiles import DEDUCTION, PAYMENT
 from tasks.payouts._reconcile import Scope
 from tasks.payouts._report import PayoutReport
@@ -90,7 +90,7 @@ def gather(
     records = ledger.payouts_between(biller, since, last)
     payouts = payouts_from_records(records)
     items = _items(ledger, biller, records, report)
-    credits = credits_frame(ledger.payout_credits_between(biller, since, until))
+    credits = credits_frame(_open_credits(ledger, biller, since, until, records))
     history, twice = _history(ledger, biller, items)
     kinds, numbers = document_keys(history)  # the scope's items are among them
     moment = datetime.combine(since - timedelta(days=DOCUMENT_LOOKBACK_DAYS), time(0), LONDON)
@@ -109,6 +109,24 @@ def gather(
         twice=twice,
         window=window,
     )
+
+
+def _open_credits(
+    ledger: Ledger, biller: str, since: date, until: date, records: list[PayoutRecord]
+) -> list[PayoutCredit]:
+    """The credits booked from ``since`` to ``until``, but those an earlier run found paying
+    payouts outside this scope only: the days around the period hold the credits of the
+    neighbouring periods' payouts (last month's last payout credited a day or two later), and
+    without those payouts here they would be unexpected again, or suggested for a payout of the
+    same amount, and the in-transit balance carried into the period would lose them."""
+    in_scope = {r.payout_id for r in records}
+    settled = {
+        r.subject_id
+        for r in ledger.payout_results(biller, "credit")
+        if r.state in (MATCHED, WITH_DIFFERENCE) and r.linked and not in_scope & set(r.linked)
+    }
+    found = ledger.payout_credits_between(biller, since, until)
+    return [c for c in found if c.line_key not in settled]
 
 
 def _items(

@@ -11,6 +11,7 @@ from datetime import date
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tasks.payouts import ITEM_MISMATCH, Reconciliation, Scope, read_payout_report, reconcile
 from tasks.payouts._credits import credits_frame
@@ -21,7 +22,7 @@ HEADER = (
     "Payout ID,Bank reference,Arrival date,Payout amount,Item type,Invoice number,"
     "Payment request number,Payment ID,Customer name,Item amount"
 )
-COVERAGE = (date(2027, 2, 22), date(2027, 3, 31))
+COVERAGE = (date(2027, 2, 22), date(2027, 3, 23))  # po-4 is in transit
 
 
 def _items(folder: Path, name: str, rows: Sequence[str]) -> pd.DataFrame:
@@ -31,15 +32,17 @@ def _items(folder: Path, name: str, rows: Sequence[str]) -> pd.DataFrame:
     return read_payout_report(path, profile=sandbox)
 
 
-def _reconcile(
-    folder: Path, period: Sequence[str], earlier: Sequence[str], documents: Sequence[str]
-) -> Reconciliation:
+def _reconcile(folder: Path, period: Sequence[str], earlier: Sequence[str]) -> Reconciliation:
     """The period's report reconciled with ``earlier`` payouts as the ledger's history, as
     ``_scope.gather`` puts them: the period's items first."""
     report = _items(folder, "period.csv", period)
     before = _items(folder, "earlier.csv", earlier).items.assign(line=0)
     known = pd.DataFrame(
-        [("invoice", n, f"id-{n}", "UNPAID", 5_000, 0, date(2027, 3, 20)) for n in documents],
+        [
+            ("invoice", "INV-1", "id-1", "UNPAID", 5_000, 0, date(2027, 3, 20)),  # failed late
+            ("invoice", "INV-8", "id-8", "SETTLED", 6_000, 6_000, date(2027, 3, 8)),
+            ("invoice", "INV-9", "id-9", "SETTLED", 6_000, 6_000, date(2027, 3, 22)),
+        ],
         columns=list(DOCUMENT_COLUMNS),
     )
     scope = Scope(
@@ -63,22 +66,27 @@ def _notes(reconciliation: Reconciliation) -> dict[tuple[str, str], tuple[bool, 
     }
 
 
-def test_a_deduction_takes_back_the_latest_payment_paid_out_before_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ids", [("", "", ""), ("pay-1", "pay-3", "")], ids=["none", "payments"])
+def test_a_deduction_takes_back_the_latest_payment_paid_out_before_it(
+    tmp_path: Path, ids: tuple[str, str, str]
+) -> None:
     """INV-1 paid out on 1 March, deducted on 8 March, paid again on 15 March and deducted
-    again on 22 March (no payment ids in the export): the 22 March deduction takes back the
-    15 March payment, not the 1 March one the 8 March deduction already took back."""
+    again on 22 March (deductions name only the invoice, as "Failed payment deduction for
+    invoice [n]" does; the payments with or without their ids): the 22 March deduction takes
+    back the 15 March payment, not the 1 March one the 8 March deduction already took back."""
+    first, again, deduction = ids
     period = [
         "po-4,ADFIN-PO-000004,2027-03-22,10.00,PAYMENT,INV-9,,,Jane,60.00",
-        "po-4,ADFIN-PO-000004,2027-03-22,10.00,DEDUCTION,INV-1,,,Jane,-50.00",
+        f"po-4,ADFIN-PO-000004,2027-03-22,10.00,DEDUCTION,INV-1,,{deduction},Jane,-50.00",
     ]
     earlier = [
-        "po-1,ADFIN-PO-000001,2027-03-01,50.00,PAYMENT,INV-1,,,Jane,50.00",
+        f"po-1,ADFIN-PO-000001,2027-03-01,50.00,PAYMENT,INV-1,,{first},Jane,50.00",
         "po-2,ADFIN-PO-000002,2027-03-08,10.00,PAYMENT,INV-8,,,Jane,60.00",
-        "po-2,ADFIN-PO-000002,2027-03-08,10.00,DEDUCTION,INV-1,,,Jane,-50.00",
-        "po-3,ADFIN-PO-000003,2027-03-15,50.00,PAYMENT,INV-1,,,Jane,50.00",
+        f"po-2,ADFIN-PO-000002,2027-03-08,10.00,DEDUCTION,INV-1,,{deduction},Jane,-50.00",
+        f"po-3,ADFIN-PO-000003,2027-03-15,50.00,PAYMENT,INV-1,,{again},Jane,50.00",
     ]
 
-    reconciliation = _reconcile(tmp_path, period, earlier, ["INV-1"])
+    reconciliation = _reconcile(tmp_path, period, earlier)
 
     ok, note = _notes(reconciliation)[("po-4", "DEDUCTION")]
     assert ok, note
@@ -94,7 +102,7 @@ def test_a_deduction_naming_a_payment_is_not_paired_with_another_payment(tmp_pat
     ]
     earlier = ["po-1,ADFIN-PO-000001,2027-03-01,50.00,PAYMENT,INV-1,,pay-1,Jane,50.00"]
 
-    reconciliation = _reconcile(tmp_path, period, earlier, ["INV-1"])
+    reconciliation = _reconcile(tmp_path, period, earlier)
 
     ok, note = _notes(reconciliation)[("po-4", "DEDUCTION")]
     assert not ok
@@ -116,7 +124,7 @@ def test_a_payment_deducted_twice_is_wrong(tmp_path: Path) -> None:
         "po-2,ADFIN-PO-000002,2027-03-08,10.00,DEDUCTION,INV-1,,pay-1,Jane,-50.00",
     ]
 
-    reconciliation = _reconcile(tmp_path, period, earlier, ["INV-1"])
+    reconciliation = _reconcile(tmp_path, period, earlier)
 
     ok, note = _notes(reconciliation)[("po-4", "DEDUCTION")]
     assert not ok

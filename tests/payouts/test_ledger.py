@@ -173,3 +173,35 @@ def test_results_update_in_place_and_remember_where_they_started(
     assert len(ledger.payout_results(BILLER)) == 2
     assert ledger.paid_out_before(BILLER, date(2027, 3, 2)) == 0
     assert ledger.paid_out_before(BILLER, date(2027, 3, 3)) == 300
+
+
+def test_a_payout_shown_again_with_another_amount_date_or_reference_is_updated(
+    ledger: Ledger,
+) -> None:
+    """The same items under a corrected payout (the console's export shows the payout's amount,
+    arrival date or bank reference differently): the ledger keeps what the latest report shows,
+    as it does when the items change, or the period's checks go on using the old payout."""
+    items = items_table(_items("a", [100, 200], ["p1", "p2"]))
+    first = _payout("a", date(2027, 3, 1), [100, 200])
+    ledger.record_payout_report(BILLER, [first], items)
+    moved = PayoutRecord(
+        payout_id="a",
+        reference="ADFIN-PO-A2",
+        arrival_date=date(2027, 3, 2),
+        amount_pennies=299,
+        gross_pennies=300,
+        deduction_pennies=0,
+        item_count=2,
+        report_sha256="sha-2",
+    )
+
+    stored = ledger.record_payout_report(BILLER, [moved], items)
+
+    assert (stored.new, stored.changed, stored.unchanged) == (0, 1, 0)
+    (kept,) = ledger.payouts_by_id(BILLER, ["a"])
+    assert (kept.reference, kept.arrival_date, kept.amount_pennies) == (
+        "ADFIN-PO-A2",
+        date(2027, 3, 2),
+        299,
+    )
+    assert ledger.record_payout_report(BILLER, [moved], items).unchanged == 1
