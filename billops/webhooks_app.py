@@ -24,6 +24,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -74,14 +75,19 @@ class KeyRing:
         self._after_refusal = reload_after_refusal
         self._keys: ReceiverKeys | None = None
         self._loaded_at = float("-inf")
+        # When the keys in hand include the previous secret: the instant its grace period ends.
+        self._grace_ends: datetime | None = None
         self._lock = asyncio.Lock()
         self._refresh: asyncio.Task[None] | None = None
 
     async def current(self) -> ReceiverKeys:
         """The keys; once older than the reload period they are reloaded in the background
-        while requests go on being answered with the ones in hand."""
-        if self._keys is None:
-            await self._reload(min_age=0)
+        while requests go on being answered with the ones in hand — except when the ones in hand
+        accept a previous secret whose grace period has ended: those are reloaded first."""
+        if self._keys is None or self._grace_over():
+            # The previous secret must not outlive its grace period by a reload period (or by
+            # hours of quiet): reload before answering (docs/service.md §11.2 Signature).
+            await self._reload(min_age=float("inf"))
         elif time.monotonic() - self._loaded_at > self._reload_seconds and (
             self._refresh is None or self._refresh.done()
         ):
@@ -103,12 +109,27 @@ class KeyRing:
 
     async def _reload(self, min_age: float) -> ReceiverKeys | None:
         async with self._lock:
-            if self._keys is not None and time.monotonic() - self._loaded_at < min_age:
+            fresh = time.monotonic() - self._loaded_at < min_age
+            if self._keys is not None and fresh and not self._grace_over():
                 return None  # another request reloaded them meanwhile
             settings = await asyncio.to_thread(self._load)
-            self._keys = ReceiverKeys.from_settings(settings, utc_now())
+            now = utc_now()
+            self._keys = ReceiverKeys.from_settings(settings, now)
+            self._grace_ends = _grace_ends(settings, now)
             self._loaded_at = time.monotonic()
             return self._keys
+
+    def _grace_over(self) -> bool:
+        return self._grace_ends is not None and utc_now() > self._grace_ends
+
+
+def _grace_ends(settings: WebhookReceiverSettings, now: datetime) -> datetime | None:
+    """When the previous secret stops being valid, if the keys loaded at ``now`` include it
+    (the same rule as :meth:`WebhookReceiverSettings.secrets`)."""
+    if settings.previous_signing_secret is None or settings.rotated_at is None:
+        return None
+    ends = settings.rotated_at + timedelta(seconds=settings.grace_seconds)
+    return ends if now <= ends else None
 
 
 @dataclass

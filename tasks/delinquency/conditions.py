@@ -23,6 +23,7 @@ Amounts are ``Decimal`` pounds with at most two decimals, never float.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -34,6 +35,7 @@ MANDATE_STATUSES = ("NONE", "CREATED", "PENDING", "ACTIVE", "CANCELLED", "MIGRAT
 LEAVE_ONLY = ("after_days", "new_mandate")
 Count = Annotated[int, Field(ge=1)]
 Days = Annotated[int, Field(ge=0)]
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
 def pounds(value: Decimal) -> str:
@@ -46,15 +48,27 @@ def parse_pounds(value: Any) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | str | Decimal):
         raise ValueError(f"an amount in pounds is expected (e.g. '50.00'), got {value!r}")
     shown = f"'{value}'"
+    text = str(value).strip().lstrip("£")
+    # A comma only groups thousands, as in the finance files (docs/conventions.md §1.1): taking
+    # every comma out read a decimal comma "10,50" as £1,050.00 and "5.000,00" as £5.00.
+    if "," in text and not _THOUSANDS.fullmatch(text.strip()):
+        raise ValueError(
+            f"{shown}: a comma may only separate thousands (e.g. '1,000.50'); "
+            "write pence after a point"
+        )
     try:
-        amount = Decimal(str(value).strip().lstrip("£").replace(",", ""))
+        amount = Decimal(text.replace(",", ""))
     except ArithmeticError:
         raise ValueError(f"{shown} is not an amount in pounds (e.g. '50.00')") from None
     if not amount.is_finite() or amount < 0:
         raise ValueError(f"{shown} must be a positive amount in pounds")
-    if amount != amount.quantize(Decimal("0.01")):
+    try:
+        exact = amount.quantize(Decimal("0.01"))
+    except ArithmeticError:  # more digits than a Decimal holds: '1e30' once was a traceback
+        raise ValueError(f"{shown} is too large for an amount in pounds") from None
+    if amount != exact:
         raise ValueError(f"{shown} has more than two decimal places (pounds and pence)")
-    return amount.quantize(Decimal("0.01"))
+    return exact
 
 
 class FailedAttempts(BaseModel):
@@ -95,6 +109,10 @@ class Condition(BaseModel):
             keys = ", ".join(map(str, data)) or "none"
             raise ValueError(f"a condition has exactly one key; this one has {keys}")
         key, value = next(iter(data.items()))
+        if value is None and key in cls.model_fields:
+            # "- days_overdue:" with the number forgotten: every field would be None, and the
+            # condition would have no kind at all.
+            raise ValueError(f"{key}: give a value (e.g. 'days_overdue: 30')")
         if key == "failed_attempts" and isinstance(value, int) and not isinstance(value, bool):
             return {key: {"count": value}}
         return data
@@ -116,7 +134,12 @@ class Condition(BaseModel):
         if value is None:
             return None
         values = [value] if isinstance(value, str) else value
-        if not isinstance(values, list) or not values:
+        # Strings only: a blank entry (None) was once read as the status "NONE".
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, str) for v in values)
+        ):
             raise ValueError("a list of mandate statuses, e.g. [CANCELLED, NONE]")
         statuses = tuple(str(v).strip().upper() for v in values)
         unknown = [s for s in statuses if s not in MANDATE_STATUSES]

@@ -208,12 +208,57 @@ class Policy(BaseModel):
 # --- reading the file -----------------------------------------------------------------------
 
 
+class _Unreadable(yaml.constructor.ConstructorError):
+    """A well-formed value that cannot be read (an impossible date, an infinite number)."""
+
+
 class _Loader(yaml.SafeLoader):
     """YAML with numbers like ``50.00`` read exactly (as ``Decimal``), never through a float."""
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # A value the YAML readers choke on ("on_date: 2027-02-30") raises a bare ValueError
+        # without a line; say which value, where.
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, ArithmeticError, TypeError) as exc:
+            raise _Unreadable(
+                None, None, f"{node.value!r} cannot be read: {exc}", node.start_mark
+            ) from None
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        # YAML readers keep the last of two equal keys without a word: a second max_customers
+        # would silently replace the cap. Refuse it, naming both lines.
+        seen: dict[tuple[str, Any], yaml.Mark] = {}
+        for key, _ in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                continue
+            first = seen.setdefault((key.tag, key.value), key.start_mark)
+            if first is not key.start_mark:
+                raise _Unreadable(
+                    None,
+                    None,
+                    f"{key.value!r} is given twice (first on line {first.line + 1}): keep one",
+                    key.start_mark,
+                )
+        return super().construct_mapping(node, deep=deep)
+
 
 def _decimal(loader: yaml.SafeLoader, node: yaml.Node) -> Decimal:
-    return Decimal(str(loader.construct_scalar(node)).replace("_", ""))  # type: ignore[arg-type]
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    try:
+        value = Decimal(text.replace("_", ""))
+    except ArithmeticError:
+        value = Decimal("NaN")
+    if not value.is_finite():  # .inf, .nan
+        raise _Unreadable(
+            None,
+            None,
+            f'{text!r} is not a number (e.g. 30, or "50.00" for pounds)',
+            node.start_mark,
+        )
+    return value
 
 
 _Loader.add_constructor("tag:yaml.org,2002:float", _decimal)
@@ -275,7 +320,8 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise PolicyError(f"{source}{where}: not valid YAML: {problem}") from None
+        what = "" if isinstance(exc, _Unreadable) else "not valid YAML: "
+        raise PolicyError(f"{source}{where}: {what}{problem}") from None
     if not isinstance(data, dict):
         raise PolicyError(f"{source}: a policy is a YAML mapping (name:, states:, ...)")
     marks = _marks(node) if node is not None else {}

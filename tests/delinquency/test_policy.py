@@ -80,6 +80,9 @@ MISTAKES = [
         ('"1.00"', '"1.001"', "line 5", "more than two decimal places"),
         ("pause_auto_collect", "pause", "line 6", "'pause_auto_collect'"),
         ("name: paused", "name: Paused Now", "line 3", "a state name is lower case"),
+        ("days_overdue: 30", "days_overdue:", "line 4", "days_overdue: give a value"),
+        ("days_overdue: 30", "on_date: 2027-02-30", "line 4", "day is out of range"),
+        ('"1.00"', '"10,50"', "line 5", "may only separate thousands"),
     ]
 ] + [
     (MINIMAL + "colour: blue\n", "line 8", "colour: Extra inputs are not permitted"),
@@ -140,3 +143,72 @@ def test_warnings_name_likely_mistakes() -> None:
     warnings = parse_policy(text).warnings()
     assert any("no leave conditions and no min_days" in w for w in warnings)
     assert any("does not resume it on leaving" in w for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("written", "where"),
+    [
+        ('"10,50"', "line 5"),  # a decimal comma: was read as £1,050.00
+        ('"5.000,00"', "line 5"),  # continental thousands: was read as £5.00
+        ('"1,0,0"', "line 5"),  # was read as £100.00
+    ],
+)
+def test_a_comma_that_is_not_a_thousands_separator_is_refused(written: str, where: str) -> None:
+    message = error_of(MINIMAL.replace('"1.00"', written))
+    assert message.startswith(f"p.yaml, {where}"), message
+    assert "thousands" in message, message
+
+
+def test_a_cap_written_with_a_decimal_comma_is_refused_not_multiplied() -> None:
+    message = error_of(MINIMAL + 'apply: {max_amount: "5000,00"}\n')
+    assert message.startswith("p.yaml, line 8") and "apply.max_amount" in message, message
+    assert parse_policy(MINIMAL + 'apply: {max_amount: "5,000.00"}\n').apply.max_amount == Decimal(
+        "5000.00"
+    )
+
+
+# Each of these once escaped as a traceback (StopIteration, decimal.InvalidOperation, a bare
+# ValueError from the YAML date reader) instead of an error naming the line.
+@pytest.mark.parametrize(
+    ("change", "broken", "where", "says"),
+    [
+        ("days_overdue: 30", "days_overdue:", "line 4", "days_overdue: give a value"),
+        ("days_overdue: 30", "days_overdue: null", "line 4", "days_overdue: give a value"),
+        ('"1.00"', '"1e30"', "line 5", "too large"),
+        ('"1.00"', "1e30", "line 5", "too large"),
+        ('"1.00"', ".inf", "line 5", "'.inf'"),
+        ('"1.00"', ".nan", "line 5", "'.nan'"),
+        ("days_overdue: 30", "on_date: 2027-02-30", "line 4", "day is out of range"),
+        ("days_overdue: 30", "on_date: 2027-13-01", "line 4", "month must be in 1..12"),
+        # A blank entry was read as the status NONE (str(None)), matching every customer
+        # without a mandate.
+        ("days_overdue: 30", "mandate_status: [CANCELLED, null]", "line 4", "a list of mandate"),
+    ],
+)
+def test_a_value_that_cannot_be_read_names_the_line_not_a_traceback(
+    change: str, broken: str, where: str, says: str
+) -> None:
+    message = error_of(MINIMAL.replace(change, broken))
+    assert message.startswith(f"p.yaml, {where}"), message
+    assert says in message, message
+
+
+def test_a_cap_too_large_to_hold_names_the_line() -> None:
+    message = error_of(MINIMAL + "apply: {max_amount: 1e30}\n")
+    assert message.startswith("p.yaml, line 8") and "too large" in message, message
+
+
+def test_a_key_given_twice_is_refused_not_silently_overridden() -> None:
+    # YAML readers keep the last of two equal keys: the cap below was read as 500 customers.
+    text = MINIMAL + (
+        "apply:\n"
+        "  automatic: true\n"
+        "  max_customers: 5\n"
+        '  max_amount: "100.00"\n'
+        "  max_customers: 500\n"
+    )
+    message = error_of(text)
+    assert message.startswith("p.yaml, line 12"), message
+    assert "max_customers" in message and "twice" in message and "line 10" in message, message
+    second_enter = MINIMAL.replace("    leave:", "    enter: [{days_overdue: 300}]\n    leave:")
+    assert "'enter' is given twice" in error_of(second_enter)
