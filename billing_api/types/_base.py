@@ -73,7 +73,10 @@ def parse_money(value: object) -> Decimal:
 
 def _from_epoch(value: float) -> datetime:
     seconds = value / 1000 if abs(value) >= _EPOCH_MS_THRESHOLD else value
-    return datetime.fromtimestamp(seconds, tz=UTC)
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError) as error:  # beyond what a datetime (or time_t) holds
+        raise ValueError(f"timestamp {value!r} is out of range: {error}") from None
 
 
 def parse_timestamp(value: object) -> datetime:
@@ -105,7 +108,10 @@ def parse_timestamp(value: object) -> datetime:
     # UTC).
     if stamp.tzinfo is None:
         return stamp.replace(tzinfo=UTC)
-    return stamp.astimezone(UTC)
+    try:
+        return stamp.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:30+01:00 is before year 1 in UTC
+        raise ValueError(f"timestamp {value!r} is out of range in UTC") from None
 
 
 Money = Annotated[Decimal, BeforeValidator(parse_money)]

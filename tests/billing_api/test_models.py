@@ -89,6 +89,17 @@ def test_bad_timestamps_say_what_was_expected(bad: str) -> None:
         parse_timestamp(bad)
 
 
+@pytest.mark.parametrize(
+    "far",
+    [99999999999999999999, "99999999999999999999", float("inf"), "0001-01-01T00:30:00+01:00"],
+)
+def test_timestamps_beyond_a_datetime_are_a_value_error(far: object) -> None:
+    # OverflowError and OSError escaped the callers that catch ValueError (a webhook's
+    # timestamp header answered 500).
+    with pytest.raises(ValueError, match="out of range"):
+        parse_timestamp(far)
+
+
 def test_unknown_statuses_are_kept_and_renamed_ones_mapped() -> None:
     invoice = Invoice.model_validate({**INVOICE, "status": "DISPUTED"})
     old = PaymentRequest.model_validate(PAYMENT_REQUEST)

@@ -85,6 +85,10 @@ def test_every_hostile_delivery_gets_a_4xx_and_the_receiver_goes_on(
             "no api key": post(real, **{key_header: None}),
             "too large unsigned": post(b"{" + b" " * 300_000 + b"}"),
         }
+        # Signed correctly with a timestamp no datetime holds: parsing it raised OverflowError
+        # or OSError past the receiver's ValueError, a 500 the service retries for ever.
+        for far in ("99999999999999999999", "0001-01-01T00:30:00+01:00"):
+            answers[f"timestamp {far}"] = post(real, **{TS: far, SIG: _resign(real, secret, far)})
         alive = rx.health()
         new_customer(hooks_sandbox, platform.tokens)
         deliveries = settled(hooks_sandbox, platform.tokens.app.client_id, 2)
