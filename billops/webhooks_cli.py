@@ -43,12 +43,22 @@ def _server_class() -> type:
     return StopsCleanly
 
 
+def _receiver_path(value: str) -> str:
+    """The receiver's path as the option's check: Starlette's router asserts a leading '/'
+    (``hooks`` ended in an AssertionError traceback)."""
+    if not value.startswith("/") or any(c in value for c in "?# \t"):
+        raise typer.BadParameter(f"{value!r} is not a URL path: start it with '/', e.g. /webhooks")
+    return value
+
+
 @app.command("serve")
 def serve(
     platform: PlatformOption,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 8470,
-    path: Annotated[str, typer.Option(help="Path deliveries are POSTed to.")] = "/webhooks",
+    path: Annotated[
+        str, typer.Option(help="Path deliveries are POSTed to.", callback=_receiver_path)
+    ] = "/webhooks",
 ) -> None:
     """Receive the service's webhooks until SIGTERM or Ctrl-C. Prints 'webhook receiver ready:
     URL' once listening. Put it behind a TLS reverse proxy (README)."""

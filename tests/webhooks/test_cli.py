@@ -44,6 +44,16 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.mark.parametrize("path", ["hooks", "/hooks?x=1", ""])
+def test_serve_refuses_a_path_that_is_not_a_url_path(path: str) -> None:
+    # "hooks" ended in Starlette's AssertionError traceback.
+    command = ["webhooks", "serve", "--platform", "nobody", "--path", path]
+    result = runner.invoke(app, command, env={"COLUMNS": "200"})
+    assert result.exit_code == 2, result.output
+    assert "start it with '/'" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_setup_list_and_replay(platform: Platform, hooks_sandbox: SandboxAdmin, home: Path) -> None:
     block_name = unique_name("acme")
     # The platform's biller, as a biller credential block too (setup maps it to its biller).
