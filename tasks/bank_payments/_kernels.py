@@ -80,10 +80,18 @@ def _pad_single_digits(values: pa.Array) -> pa.Array:
     )
 
 
-def parse_dates(values: pa.Array, formats: Sequence[str]) -> tuple[pa.Array, pa.Array]:
+def parse_dates(
+    values: pa.Array, formats: Sequence[str], zone: str | None = None
+) -> tuple[pa.Array, pa.Array]:
     """Dates (``date32``, null where unreadable) and the index of the format each line used
     (-1 for none). A date must read back exactly: ``31/02/2024`` and 2-digit years are refused.
-    Call it through :func:`per_value`: a statement has far fewer distinct dates than lines."""
+    Call it through :func:`per_value`: a statement has far fewer distinct dates than lines.
+
+    With ``zone`` (a profile's ``date_zone``), a date-time is an instant in that zone, and its
+    date is the one in Europe/London then: business dates are London dates
+    (``docs/conventions.md §3``), so 23:30 UTC on 30 June, 00:30 in London, is 1 July. A
+    date without a time is the date the bank wrote: it names no instant to convert. A time
+    that happens twice or not at all in ``zone`` (its clocks changed that night) is -2."""
     text = pc.utf8_upper(clean_text(values))
     # Twice: a regex match cannot overlap, so "1/2/2024" needs a second pass for the month.
     text = _pad_single_digits(_pad_single_digits(text))
@@ -92,11 +100,33 @@ def parse_dates(values: pa.Array, formats: Sequence[str]) -> tuple[pa.Array, pa.
     for index, fmt in enumerate(formats):
         stamps = pc.strptime(text, format=fmt, unit="s", error_is_null=True)
         back = pc.utf8_upper(pc.strftime(stamps, format=fmt))
-        exact = pc.fill_null(pc.equal(back, text), False)
-        fresh = pc.and_(exact, pc.is_null(result))
-        result = pc.if_else(fresh, pc.cast(stamps, pa.date32()), result)
-        used[mask(fresh)] = index
+        fresh = mask(pc.equal(back, text)) & (used == -1)
+        if zone is not None and _HAS_TIME.search(fmt):
+            days, unsure = _london_dates(stamps, zone)
+            used[fresh & unsure] = -2
+            fresh &= ~unsure
+        else:
+            days = pc.cast(stamps, pa.date32())
+        result = pc.if_else(pa.array(fresh), days, result)
+        used[fresh] = index
     return result, pa.array(used)
+
+
+_HAS_TIME = re.compile(r"%[HIMSTRcX]")
+_LONDON = "Europe/London"
+_NO_CLOCK_CHANGES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT"})
+
+
+def _london_dates(stamps: pa.Array, zone: str) -> tuple[pa.Array, np.ndarray]:
+    """The Europe/London dates of wall-clock ``stamps`` read in ``zone``, and which of them
+    are ambiguous or missing there (never in UTC: it has no clock changes to check)."""
+    instants = pc.assume_timezone(stamps, zone, ambiguous="earliest", nonexistent="earliest")
+    unsure = np.zeros(len(stamps), dtype=bool)
+    if zone not in _NO_CLOCK_CHANGES:
+        latest = pc.assume_timezone(stamps, zone, ambiguous="latest", nonexistent="latest")
+        unsure = mask(pc.not_equal(instants, latest))
+    in_london = pc.local_timestamp(instants.cast(pa.timestamp("s", _LONDON)))
+    return pc.cast(in_london, pa.date32()), unsure
 
 
 _INNER_SPACES = r"[\s\x{00A0}\x{2009}\x{202F}]+"

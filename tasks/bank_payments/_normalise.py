@@ -32,6 +32,8 @@ from tasks.bank_payments._raw import RawRows
 from tasks.bank_payments._statement import SCHEMA, SkippedLine
 
 _FOOTER_WORDS = re.compile(r"(?i)total|balance|closing|opening|end of|count|number of")
+# Day, month (digits or a name), then a year of two digits, perhaps with a time: "02/11/99".
+_TWO_DIGIT_YEAR = re.compile(r"^\d{1,2}([-/. ])(?:\d{1,2}|[A-Za-z]{3,9})\1\d{2}(?:[ T]\d.*)?$")
 
 
 class _Lines:
@@ -159,15 +161,16 @@ def _amounts(lines: _Lines, where: str) -> np.ndarray:
 
 def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
     column = encoded(_required(lines, "date", where))
-    parsed, used_by_value = parse_dates(column.dictionary, lines.profile.date_formats)
+    profile = lines.profile
+    parsed, used_by_value = parse_dates(column.dictionary, profile.date_formats, profile.date_zone)
     dates = pc.take(parsed, column.indices)
     used_np = np.asarray(used_by_value.to_numpy(zero_copy_only=False))[
         np.asarray(column.indices.to_numpy(zero_copy_only=False))
     ]
-    missing = used_np < 0
-    header_name = normalise_header(str(lines.profile.column_names("date")[0]))
+    missing = used_np == -1
+    header_name = normalise_header(str(profile.column_names("date")[0]))
     if missing.any():
-        formats = " or ".join(lines.profile.date_formats)
+        formats = " or ".join(profile.date_formats)
 
         def why(index: int) -> str:
             value = str(column[index].as_py())
@@ -180,14 +183,30 @@ def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
                 )
             if not value:
                 return "the date is empty"
+            if _TWO_DIGIT_YEAR.match(value):
+                # docs/conventions.md §3: a two-digit year is refused, never given a century.
+                return (
+                    f"date {value!r} has a two-digit year: billops does not guess the century; "
+                    f"export the statement with four-digit years ({formats})"
+                )
             return f"date {value!r} is not a valid date ({formats})"
 
         lines.refuse(missing, why)
-    found = used_np[~missing]
-    if len(found) and len(lines.profile.date_formats) > 1:
+    unsure = used_np == -2
+    if unsure.any():
+        lines.refuse(
+            unsure,
+            lambda i: (
+                f"date {column[i].as_py()!r} happens twice or not at all in "
+                f"{profile.date_zone} (the clocks changed that night): its London date is a guess"
+            ),
+        )
+    known = used_np >= 0
+    found = used_np[known]
+    if len(found) and len(profile.date_formats) > 1:
         main = int(np.bincount(found).argmax())
-        mixed = ~missing & (used_np != main)
-        fmt = lines.profile.date_formats[main]
+        mixed = known & (used_np != main)
+        fmt = profile.date_formats[main]
         lines.refuse(mixed, f"the date is written differently from the rest of the file ({fmt})")
     future = mask(pc.greater(dates, pa.scalar(today, pa.date32())))
     lines.refuse(future, f"the date is after today ({today.isoformat()}): a future-dated line")

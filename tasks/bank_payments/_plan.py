@@ -66,6 +66,7 @@ class PlannedLine:
     unallocated: Decimal = Decimal("0.00")
     suggestions: list[tuple[str, float]] = field(default_factory=list)
     note: str = ""
+    conflicting_repeat: bool = False
 
     @property
     def recordable(self) -> bool:
@@ -75,7 +76,11 @@ class PlannedLine:
 
 @dataclass
 class Plan:
-    """A statement planned against what is owed."""
+    """A statement planned against what is owed.
+
+    ``conflicting_repeats``: duplicates (by index) that repeat an earlier line's transaction id
+    with another amount or date. They are not recorded, but neither are they the same payment
+    seen twice: a person must check them with the bank, so they go to review (``report``)."""
 
     statement: Statement
     classes: pa.Array
@@ -83,6 +88,7 @@ class Plan:
     matches: Matches
     suggestions: pd.DataFrame
     open_items: int
+    conflicting_repeats: frozenset[int] = frozenset()
 
     @property
     def count(self) -> int:
@@ -121,6 +127,12 @@ class Plan:
     def recordable(self) -> list[PlannedLine]:
         """Lines that lead to payments."""
         return self.take(self.recordable_indices())
+
+    def conflicting(self) -> np.ndarray:
+        """Whether each line is one of ``conflicting_repeats``."""
+        found = np.zeros(self.count, dtype=bool)
+        found[list(self.conflicting_repeats)] = True
+        return found
 
     def customer_credit(self) -> np.ndarray:
         """A customer's money in (recorded or not), per line."""
@@ -170,6 +182,7 @@ class Plan:
                     unallocated=pounds(self.matches.unallocated.get(index, 0)),
                     suggestions=suggestions.get(index, []),
                     note=note,
+                    conflicting_repeat=index in self.conflicting_repeats,
                 )
             )
         return planned
@@ -248,10 +261,10 @@ def plan_statement(
     skip[list(carried)] = True
     skip[list(repeats)] = True
     matches = match_lines(table, classes, items, skip=skip, aliases=aliases)
-    _note_repeats(matches, table, repeats)
+    conflicting = _note_repeats(matches, table, repeats)
     suggestions = suggest(table, matches, items)
     _carry(matches, carried)
-    return Plan(statement, classes, keys, matches, suggestions, len(items))
+    return Plan(statement, classes, keys, matches, suggestions, len(items), conflicting)
 
 
 def _repeats(keys: pa.Array) -> dict[int, int]:
@@ -279,19 +292,23 @@ def _repeats(keys: pa.Array) -> dict[int, int]:
     return {int(ided[i]): int(ided[earlier[i]]) for i in later}
 
 
-def _note_repeats(matches: Matches, table: pa.Table, repeats: dict[int, int]) -> None:
-    """Say on each repeated line which line it repeats, and whether it differs from it."""
+def _note_repeats(matches: Matches, table: pa.Table, repeats: dict[int, int]) -> frozenset[int]:
+    """Say on each repeated line which line it repeats, and whether it differs from it; the
+    lines that differ (another amount or date under the same id)."""
     if not repeats:
-        return
+        return frozenset()
     numbers = np.asarray(table.column("line").to_numpy(), dtype=np.int64)
     amounts = np.asarray(table.column("amount").to_numpy(), dtype=np.int64)
     days = np.asarray(table.column("date").cast(pa.int32()).to_numpy(), dtype=np.int64)
+    differing: set[int] = set()
     for index, first in repeats.items():
         matches.outcome[index] = CODE[DUPLICATE]
         note = f"the bank's transaction id is also on line {numbers[first]}: recorded once"
         if amounts[index] != amounts[first] or days[index] != days[first]:
             note += " (with a different amount or date: check the file with the bank)"
+            differing.add(index)
         matches.notes[index] = note
+    return frozenset(differing)
 
 
 def _positions(keys: pa.Array, resumed: dict[str, Resumed]) -> dict[int, Resumed]:

@@ -7,6 +7,14 @@ the date formats, the decimal and thousands marks, how money is signed (one sign
 separate money-in and money-out columns), the encoding, and how many lines may come before the
 header or after the data. Each shipped profile says where its layout came from.
 
+Dates: ``date_formats`` are ``strptime`` formats, tried in order (a file uses one of them); a
+two-digit year (``%y``, ``%D``) is refused, as everywhere in billops (``docs/conventions.md §3``:
+which century is meant is a guess). ``date_zone`` (an IANA name such as ``UTC``) is for banks
+whose date-times are in another zone than London's, as Revolut's "Date completed (UTC)": each
+date-time is converted from that zone to Europe/London before its date is taken, since business
+dates are London dates (§3); a date without a time is taken as written. Without it, the date is
+the one written.
+
 User profiles override shipped ones of the same name; ``billops bank profiles`` lists them all.
 """
 
@@ -17,6 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -78,6 +87,7 @@ class Profile(BaseModel):
     labels: dict[str, str] = {}
     memo_slots: dict[str, int] = {}
     date_formats: list[str] = ["%d/%m/%Y"]
+    date_zone: str | None = None
     decimal: str = "."
     thousands: str | None = ","
     sign: Literal["signed", "inverted", "in_out"] = "signed"
@@ -95,6 +105,31 @@ class Profile(BaseModel):
         unknown = sorted(set(value) - set(FIELDS))
         if unknown:
             raise ValueError(f"unknown field(s) {unknown}; fields are {', '.join(FIELDS)}")
+        return value
+
+    @field_validator("date_formats")
+    @classmethod
+    def _four_digit_years(cls, value: list[str]) -> list[str]:
+        # docs/conventions.md §3: two-digit years are refused, never given a century.
+        for fmt in value:
+            if any(d in ("%y", "%D") for d in re.findall(r"%.", fmt)):
+                raise ValueError(
+                    f"{fmt!r} reads a two-digit year; billops refuses two-digit years "
+                    "(which century is a guess): use %Y"
+                )
+        return value
+
+    @field_validator("date_zone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(
+                f"{value!r} is not a time zone (an IANA name such as UTC or Europe/Paris)"
+            ) from exc
         return value
 
     @field_validator("delimiter")

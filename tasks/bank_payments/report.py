@@ -5,9 +5,12 @@
                           + payouts + other credits
 
 ("recorded before": lines an earlier file or run already recorded, and payments an earlier run
-sent that this run found at the service). A dry run sends nothing, so its summary says what
-would be recorded instead of what was. Every cell written goes through the shared report writer,
-which neutralises spreadsheet formulas (``tasks/common/reports.py``).
+sent that this run found at the service; a line repeating another's transaction id with the same
+amount and date counts there too, being that line again). A line repeating a transaction id with
+another amount or date is recorded by nobody: it is left for review, for a person to check with
+the bank. A dry run sends nothing, so its summary says what would be recorded instead of what
+was. Every cell written goes through the shared report writer, which neutralises spreadsheet
+formulas (``tasks/common/reports.py``).
 """
 
 from __future__ import annotations
@@ -117,7 +120,8 @@ def totals(plan: Plan, recorded: Sequence[Recorded]) -> Totals:
     amounts, codes = plan.amounts, plan.codes
     credit = amounts > 0
     customer = plan.customer_credit()
-    duplicate = plan.outcomes == CODE[DUPLICATE]
+    # A repeat that differs was not recorded before: its money waits for review.
+    duplicate = (plan.outcomes == CODE[DUPLICATE]) & ~plan.conflicting()
     now = sum(outcomes.now.values(), ZERO)
     before = sum(outcomes.before.values(), ZERO) + _pounds_sum(amounts[customer & duplicate])
     customer_money = _pounds_sum(amounts[customer & ~duplicate])
@@ -152,8 +156,9 @@ def _reason(line: PlannedLine, outcomes: Outcomes, dry_run: bool) -> str:
 
 
 def needs_review(line: PlannedLine, done: Decimal) -> bool:
-    """A customer credit not wholly recorded, or a partial or over-payment."""
-    if not is_customer_credit(line) or line.outcome == DUPLICATE:
+    """A customer credit not wholly recorded, or a partial or over-payment. A duplicate is not,
+    unless it repeats a transaction id with another amount or date (nothing records it)."""
+    if not is_customer_credit(line) or (line.outcome == DUPLICATE and not line.conflicting_repeat):
         return False
     return done != line.amount or line.outcome in (PARTIAL, OVERPAYMENT)
 
@@ -185,7 +190,9 @@ def _report_rows(plan: Plan, outcomes: Outcomes, dry_run: bool) -> Iterator[list
 def review_lines(plan: Plan, recorded: Sequence[Recorded]) -> list[PlannedLine]:
     """The lines a person must look at (see :func:`needs_review`)."""
     outcomes = Outcomes.of(recorded)
-    candidates = np.flatnonzero(plan.customer_credit() & (plan.outcomes != CODE[DUPLICATE]))
+    candidates = np.flatnonzero(
+        plan.customer_credit() & ((plan.outcomes != CODE[DUPLICATE]) | plan.conflicting())
+    )
     return [ln for ln in plan.take(candidates) if needs_review(ln, outcomes.done(ln.line))]
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -14,7 +16,7 @@ from tasks.bank_payments._owed import OpenItem, items_frame
 from tasks.bank_payments._plan import plan_statement
 from tasks.bank_payments._profiles import find_profile
 from tasks.bank_payments._statement import SCHEMA, Statement
-from tasks.bank_payments.report import totals
+from tasks.bank_payments.report import summary_markdown, totals, write_reports
 from tasks.common.reports import neutralise
 
 ITEMS = items_frame(
@@ -188,3 +190,33 @@ def test_a_bank_transaction_id_repeated_in_one_file_is_paid_once(second: str) ->
     assert [(a.number, a.pennies) for a in by_line[4].allocations] == [("INV-0042", 1000)]
     assert [ln.line for ln in plan.recordable()] == [2, 4]
     assert totals(plan, []).ties_out
+
+
+@pytest.mark.parametrize("second", ["1000.00", "500.00"], ids=["identical", "different amount"])
+def test_a_repeated_transaction_id_that_differs_is_left_for_review_not_recorded_before(
+    second: str, tmp_path: Path
+) -> None:
+    # A repeat with another amount or date is not the same payment seen twice: which line is
+    # right is for a person to ask the bank. It was left out of review.csv and its money was
+    # summed as "recorded before (earlier files or runs)", which nothing had recorded.
+    items = items_frame(
+        [OpenItem("invoice", "i42", "INV-0042", "", "Acme Services Ltd", 200000, None, "UNPAID")]
+    )
+    data = MONZO + _monzo_line("1000.00") + _monzo_line(second)
+    statement = read_statement_bytes(data.encode(), where="m.csv", today=date(2026, 11, 24))
+    plan = plan_statement(statement, items)
+    differs = second != "1000.00"
+
+    _, review = write_reports(plan, [], tmp_path / "m.csv", dry_run=True)
+    with review.open(encoding="utf-8-sig", newline="") as handle:
+        rows = {row["line"]: row for row in csv.DictReader(handle)}
+    assert ("3" in rows) == differs
+    if differs:
+        assert rows["3"]["left_for_review"] == "500.00"
+        assert "line 2" in rows["3"]["reason"] and "bank" in rows["3"]["reason"]
+    t = totals(plan, [])
+    assert t.ties_out
+    assert t.before == (Decimal("0.00") if differs else Decimal("1000.00"))
+    assert t.review == Decimal("1000.00") + (Decimal(second) if differs else 0)
+    summary = "\n".join(summary_markdown(plan, [], biller="acme", dry_run=True))
+    assert f"| recorded before (earlier files or runs) | {t.before:.2f} |" in summary
