@@ -13,7 +13,10 @@ Prints the night's duration for each, the ratio (goal: 2 workers ≤ 0.6× of 1 
 development machine), and Prefect's overhead per biller against the jobs' own time: a child run's
 time on the server (Running to its end, as the worker's process saw it) minus the time the jobs
 themselves took (the night's own clock, ``BillerResult.seconds``), and the whole night's time per
-biller. ``python bench/bench_nightly.py [--billers N] [--rows R] [--limit L] [--server-db URL]``.
+biller; and where the CPU went (the workers with their flow-run processes, the Prefect server,
+this process's sandbox and coordinator) with how busy the machine's cores were, which says
+whether a second worker on the same machine had any core to use.
+``python bench/bench_nightly.py [--billers N] [--rows R] [--limit L] [--server-db URL]``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,44 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy, all) core-seconds of the whole machine so far, from ``/proc/stat``."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields) - idle) / TICK, sum(fields) / TICK
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of ``pid`` and every process below it, those already reaped included (a
+    worker's finished flow-run processes are in its children's times once it has waited)."""
+    from tests.support.platform import descendants
+
+    total = 0.0
+    for each in [pid, *descendants(pid)]:
+        try:
+            stat = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(v) for v in stat[11:15]) / TICK  # utime stime cutime cstime
+    return total
+
+
+def _cpu(running: Any) -> dict[str, float]:
+    """CPU seconds so far: the workers with their flow runs, the Prefect server, this process
+    (the sandbox's threads and the coordinator), and the machine's busy and total."""
+    busy, whole = _machine_busy()
+    return {
+        "workers": sum(_tree_cpu(w.pid) for w in running.workers.values()),
+        "server": _tree_cpu(running.server.pid),
+        "here": sum(os.times()[:2]),
+        "busy": busy,
+        "whole": whole,
+    }
 
 
 def _night(running: Any, blocks: list[str]) -> tuple[float, list[Any]]:
@@ -101,7 +142,9 @@ def main() -> None:
                     running.start_worker("w2", limit=args.limit)
                     running.wait_for_workers()
                 blocks = [b.block for b in billers]
+                before = _cpu(running)
                 seconds, results = _night(running, blocks)
+                spent = {k: v - before.get(k, 0.0) for k, v in _cpu(running).items()}
                 ok = sum(r.ok for r in results)
                 child, jobs = _overhead(running.url, set(blocks), results)
                 figures.append(seconds)
@@ -111,6 +154,13 @@ def main() -> None:
                     f"{child:.1f} s on average, jobs' own time {jobs:.1f} s: Prefect's overhead "
                     f"{child - jobs:.1f} s per biller ({(child - jobs) / jobs if jobs else 0:.0%} "
                     "of the jobs' time, process start not counted)"
+                )
+                print(
+                    f"  the machine's {os.cpu_count()} cores were busy "
+                    f"{spent['busy'] / spent['whole']:.0%} of the night; CPU per biller: "
+                    f"workers and their flow runs {spent['workers'] / args.billers:.1f} s, "
+                    f"Prefect server {spent['server'] / args.billers:.1f} s, sandbox and "
+                    f"coordinator {spent['here'] / args.billers:.1f} s"
                 )
     ratio = figures[1] / figures[0]
     verdict = "met" if ratio <= 0.6 else "NOT met"
