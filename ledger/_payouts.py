@@ -158,19 +158,27 @@ class PayoutsMixin(PayoutBankMixin):
         payout ever kept: there is no per-item index to ask instead."""
         skip = set(besides)
         stmt = (
-            select(*_RECORD_COLUMNS, PAYOUTS.c.items_format, PAYOUTS.c.items_block)
+            select(*_RECORD_COLUMNS)
             .where(PAYOUTS.c.biller == biller)
             .order_by(PAYOUTS.c.arrival_date, PAYOUTS.c.payout_id)
         )
-        records: list[PayoutRecord] = []
-        rows: list[tuple[str, str, bytes]] = []
         with self._begin() as connection:
-            for row in connection.execute(stmt).mappings():
-                if row["payout_id"] in skip:
-                    continue
-                records.append(_payout(row))
-                rows.append((row["payout_id"], row["items_format"], bytes(row["items_block"])))
-        return decode_blocks(rows), records
+            records = [
+                _payout(row)
+                for row in connection.execute(stmt).mappings()
+                if row["payout_id"] not in skip
+            ]
+            # The blocks of those payouts only: the caller usually has most of them (the
+            # scope's), and reading a blob it skips costs as much as one it keeps.
+            wanted = [r.payout_id for r in records]
+            blocks: dict[str, tuple[str, str, bytes]] = {}
+            for start in range(0, len(wanted), BATCH):
+                chosen = select(*_BLOCK_COLUMNS).where(
+                    PAYOUTS.c.biller == biller,
+                    PAYOUTS.c.payout_id.in_(wanted[start : start + BATCH]),
+                )
+                blocks.update((row[0], row) for row in _blocks(connection.execute(chosen)))
+        return decode_blocks([blocks[payout_id] for payout_id in wanted]), records
 
     def payout_net_before(self, biller: str, day: date) -> int:
         """Pennies the biller's payouts arriving before ``day`` carried (items, net)."""

@@ -180,8 +180,9 @@ def check_items(
             refs = ", ".join(twice[payment_id])
             notes[i] = f"payment {payment_id} is paid out by several payouts ({refs})"
     pairs = {(str(r["payout_id"]), int(r["position"])): r for r in deductions.to_dict("records")}
+    payout_ids, positions = items["payout_id"], items["position"].to_numpy(dtype=np.int64)
     for i in map(int, np.flatnonzero(~payment)):
-        key = (str(items["payout_id"].iat[i]), int(items["position"].iat[i]))
+        key = (str(payout_ids.iat[i]), int(positions[i]))
         number = str(numbers.iat[i] or "(no number)")
         ok[i], notes[i] = _deduction_verdict(
             number, -int(amount[i]), pairs.get(key), found[i], str(status.iat[i])
@@ -196,8 +197,20 @@ def _taken_back(
     hits = deductions.dropna(subset=["paid_payout"])
     if hits.empty:
         return {}
-    first = ~history["payout_id"].duplicated().to_numpy(dtype=bool)
-    heads = history.loc[first, ["payout_id", "reference", "arrival_date"]].set_index("payout_id")
+    # The deducting payouts' reference and day, by payout id: a few hundred look-ups in a dict,
+    # not a duplicated() over every item and a frame look-up per deduction.
+    # Any line of a payout will do: its lines agree on reference and arrival date (the report
+    # reader refuses a line that differs from its payout's first, and the ledger keeps them
+    # per payout).
+    wanted = sorted(set(hits["payout_id"].astype(str)))
+    first = pc.index_in(
+        pa.array(wanted, pa.string()), value_set=pa.array(history["payout_id"], pa.string())
+    ).to_numpy(zero_copy_only=False)
+    references, days = history["reference"], history["arrival_date"]
+    heads = {
+        payout_id: (str(references.iat[int(row)]), days.iat[int(row)])
+        for payout_id, row in zip(wanted, first, strict=True)
+    }
     rows = items.groupby("payout_id", sort=False).indices  # payout: its items' positions in items
     positions = items["position"].to_numpy(dtype=np.int64)
     found: dict[int, str] = {}
@@ -216,10 +229,10 @@ def _taken_back(
         if mine is None:
             continue
         for i in mine[positions[mine] == key[1]].tolist():
-            head = heads.loc[str(by)]
+            reference, day = heads[str(by)]
             found[int(i)] = (
                 f"its payment failed after it was paid out: deducted in payout "
-                f"{head['reference']} on {as_date(head['arrival_date'])}"
+                f"{reference} on {as_date(day)}"
             )
     return found
 

@@ -165,7 +165,23 @@ def _payout_rows(
         index=rows.index,
     )
     rows = pd.concat([rows, bank_frame], axis=1)
-    verdicts = [_verdict(r) for r in rows.to_dict("records")]
+    # Only the columns a verdict reads, row by row (to_dict of every column boxes each cell).
+    used = [
+        "items_difference",
+        "gross",
+        "deductions",
+        "items_net",
+        "amount",
+        "bad_items",
+        "service_notes",
+        "check_bank",
+        "bank_how",
+        "deduction_notes",
+    ]
+    verdicts = [
+        _verdict(dict(zip(used, values, strict=True)))
+        for values in zip(*(rows[name].tolist() for name in used), strict=True)
+    ]
     rows["state"] = [state for state, _ in verdicts]
     rows["reasons"] = [reasons for _, reasons in verdicts]
     rows["needs_attention"] = ~rows["state"].isin(FINE)
@@ -177,16 +193,31 @@ def _service_by_payout(items: pd.DataFrame) -> pd.DataFrame:
     bad = items[~items["ok"]]
     deductions = items[items["kind"] == DEDUCTION]
     counts = bad.groupby("payout_id").size().rename("bad_items")
-    notes = bad.groupby("payout_id")["note"].agg(_first_notes).rename("service_notes")
-    explained = deductions.groupby("payout_id")["note"].agg(_first_notes).rename("deduction_notes")
+    notes = _first_notes(bad).rename("service_notes")
+    explained = _first_notes(deductions).rename("deduction_notes")
     frame = pd.concat([counts, notes, explained], axis=1)
     return frame.reset_index(names="payout_id")
 
 
-def _first_notes(notes: pd.Series) -> str:
-    shown = [str(n) for n in notes.head(MAX_NOTES) if n]
-    more = len(notes) - len(shown)
-    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+def _first_notes(lines: pd.DataFrame) -> pd.Series:
+    """Per payout (sorted, as a groupby gives them), the non-empty notes among its first
+    ``MAX_NOTES`` lines, and how many lines are not shown. The first lines are picked by one
+    cumcount; only they are looked at in Python (a function per payout over a Series of its
+    notes cost more than the rest of the check)."""
+    grouped = lines.groupby("payout_id")["note"]
+    sizes = grouped.size()
+    first = lines[(grouped.cumcount() < MAX_NOTES).to_numpy(dtype=bool)]
+    shown: dict[object, list[str]] = {}
+    for payout_id, note in zip(first["payout_id"].tolist(), first["note"].tolist(), strict=True):
+        kept = shown.setdefault(payout_id, [])
+        if note:
+            kept.append(str(note))
+    texts = []
+    for payout_id, size in zip(sizes.index.tolist(), sizes.tolist(), strict=True):
+        kept = shown.get(payout_id, [])
+        more = size - len(kept)
+        texts.append("; ".join(kept) + (f"; and {more} more" if more > 0 else ""))
+    return pd.Series(texts, index=sizes.index, dtype=lines["note"].dtype)
 
 
 def _bank_columns(

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from billing_api import BillingClient
 from ledger import Ledger
@@ -95,7 +96,7 @@ def gather(
     kinds, numbers = document_keys(history)  # the scope's items are among them
     moment = datetime.combine(since - timedelta(days=DOCUMENT_LOOKBACK_DAYS), time(0), LONDON)
     found = documents(
-        _distinct(numbers[kinds == INVOICE]), _distinct(numbers[kinds == PAYMENT_REQUEST]), moment
+        _distinct(numbers, kinds == INVOICE), _distinct(numbers, kinds == PAYMENT_REQUEST), moment
     )
     return Scope(
         first=first,
@@ -164,8 +165,7 @@ def _history(
     table, records = ledger.all_payout_items(biller, besides=set(items["payout_id"].unique()))
     known = from_ledger(table, records)
     every = pd.concat([items, known], ignore_index=True) if len(known) else items
-    kind = every["kind"].to_numpy(dtype=object)
-    deduction = kind == DEDUCTION
+    deduction = (every["kind"] == DEDUCTION).to_numpy(dtype=bool)  # no Python string per item
     named = set(every["payment_id"][deduction]) - {""}
     unnamed = deduction & (every["payment_id"] == "").to_numpy(dtype=bool)
     numbers = (
@@ -202,6 +202,9 @@ def paid_out_twice(items: pd.DataFrame) -> dict[str, list[str]]:
     return found
 
 
-def _distinct(numbers: pd.Series) -> set[str]:
-    """The distinct non-empty numbers (through a list: iterating Arrow text is slower)."""
-    return set(numbers.unique().tolist()) - {""}
+def _distinct(numbers: pd.Series, chosen: np.ndarray) -> set[str]:
+    """The distinct non-empty numbers of the ``chosen`` rows: filtered by Arrow and turned into
+    Python strings in one go (``to_numpy``), the set dropping repeats. A pandas ``unique`` first
+    hashes every text once more, and ``tolist`` of Arrow text builds a scalar per value."""
+    values = pa.array(numbers.array).filter(pa.array(chosen))
+    return set(values.to_numpy(zero_copy_only=False)) - {""}
