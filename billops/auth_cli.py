@@ -164,7 +164,7 @@ def login(
         bool, typer.Option("--paste", help="Paste the redirect address instead of listening.")
     ] = False,
     pkce: Annotated[bool, typer.Option(help="Send a PKCE challenge (RFC 7636).")] = True,
-    wait: Annotated[float, typer.Option(help="Seconds to wait for the redirect.")] = 300.0,
+    wait: Annotated[float, typer.Option(min=1, help="Seconds to wait for the redirect.")] = 300.0,
 ) -> None:
     """Connect a biller: the authorization-code flow, then save the credential block.
 

@@ -40,8 +40,59 @@ def verbose() -> bool:
     return _state["verbose"]
 
 
+def _without_credentials(url: str, *, keep_path: bool) -> str:
+    """``url`` as it may be printed: no user or password, no query (a code or a token)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return f"{parts.scheme}://{netloc}{parts.path.rstrip('/') if keep_path else ''}"
+
+
+def _prefect_api_url() -> str | None:
+    """The Prefect API this process talks to, when Prefect is loaded and names one."""
+    if "prefect" not in sys.modules:
+        return None
+    from prefect.settings import get_current_settings
+
+    url = get_current_settings().api.url
+    return str(url) if url else None
+
+
+def _unreachable(exc: BaseException) -> str | None:
+    """A refused or timed-out connection, named by the server it was for.
+
+    httpx's own words ("[Errno 111] Connection refused") say neither which server nor what to
+    do; the Prefect API is the one most often down at night (``README.md``, ``billops server
+    start``).
+    """
+    httpx = sys.modules.get("httpx")
+    if httpx is None or not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return None
+    try:
+        target = str(exc.request.url)
+    except RuntimeError:  # raised without the request it was for
+        return None
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    api = _prefect_api_url()
+    if api and target.startswith(api.rstrip("/")):
+        return (
+            f"cannot reach the Prefect API at {_without_credentials(api, keep_path=True)} "
+            f"({reason}): start that server, or fix PREFECT_API_URL (unset, billops uses the "
+            "server `billops server start` runs, else a temporary one)"
+        )
+    return (
+        f"cannot reach {_without_credentials(target, keep_path=False)} ({reason}): "
+        "is it running, and is the address right?"
+    )
+
+
 def describe(exc: BaseException) -> str:
     """The message a person reads: the error's own words, with its kind when that helps."""
+    unreachable = _unreachable(exc)
+    if unreachable is not None:
+        return unreachable
     message = " ".join(str(exc).split()) or "(no message)"
     name = type(exc).__name__
     if name in ("Exception", "RuntimeError") or message.startswith(name):

@@ -113,7 +113,10 @@ def deploy_command(
 def ui_command(
     home: Annotated[
         Path | None,
-        typer.Option(help="The PREFECT_HOME whose runs to show (default: the demo's)."),
+        # A file there would reach Prefect's server, which dies with its tracebacks.
+        typer.Option(
+            file_okay=False, help="The PREFECT_HOME whose runs to show (default: the demo's)."
+        ),
     ] = None,
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the UI.")] = 4200,
 ) -> None:

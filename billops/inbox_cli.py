@@ -18,7 +18,14 @@ RootOption = Annotated[
 def _root(root: Path | None) -> Path:
     from tasks.inbox.layout import default_root
 
-    return (root or default_root()).resolve()
+    folder = (root or default_root()).resolve()
+    if folder.exists() and not folder.is_dir():
+        # A file here read as an empty inbox ("no biller folders", "0 file(s) taken", exit 0).
+        raise typer.BadParameter(
+            f"{folder} is a file: name the inbox folder, the one holding a folder per biller",
+            param_hint="'--root'",
+        )
+    return folder
 
 
 @app.command("watch")

@@ -22,7 +22,9 @@ DEFAULT_SANDBOX_URL = "http://127.0.0.1:8765"
 @app.command("serve")
 def sandbox_serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 8765,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port to listen on; 0 picks a free one.")
+    ] = 8765,
     db: Annotated[
         str | None,
         typer.Option(

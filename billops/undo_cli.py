@@ -19,6 +19,7 @@ from billops.console import LazyConsole
 
 if TYPE_CHECKING:
     from billing_api import BillingClient
+    from ledger import Ledger
 
 # Paths and ids printed whole (a wrapped id cannot be copied).
 console = LazyConsole(soft_wrap=True)
@@ -80,6 +81,20 @@ def _check_approval(apply: bool, approve_as: str | None, reason: str | None) -> 
         raise typer.Exit(1)
 
 
+def _require_rows(ledger: Ledger, run_id: str) -> None:
+    """Fail when the ledger holds no row of ``run_id``: a mistyped id must not read as an undo
+    with nothing to do (exit 0)."""
+    if ledger.items_for_run(run_id):
+        return
+    console.print(
+        f"[red]failed:[/red] the ledger at {ledger.url} holds no settled row of run {run_id!r}: "
+        "check the id (an applied import prints it as `run: ID`); a dry run records none, and "
+        "an import whose jobs are open gets them from `billops run poll-import-jobs`",
+        highlight=False,
+    )
+    raise typer.Exit(1)
+
+
 def undo_import_command(
     run_id: Annotated[str, typer.Argument(help="The import's run id (printed in its summary).")],
     biller: Annotated[str, typer.Option(help="The biller's credential block name.")],
@@ -105,6 +120,7 @@ def undo_import_command(
         console.print(f"[red]failed:[/red] {exc}")
         raise typer.Exit(1) from None
     try:
+        _require_rows(ledger, run_id)
         results = undo_import(
             client,
             ledger,
