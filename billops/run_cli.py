@@ -199,6 +199,8 @@ def nightly_command(
 ) -> None:
     """The nightly run, now: every biller (or those named)."""
     prepare_prefect_environment()
+    for name in biller or []:  # a mistyped name fails now, not after the night's retries
+        require_block(name)
     from flows.nightly import nightly
 
     results = run_flow(lambda: nightly(billers=biller or None))

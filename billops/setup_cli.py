@@ -86,5 +86,10 @@ def setup(
     ] = None,
 ) -> None:
     """Register the credential block types, remove legacy lock limits, migrate the ledger."""
+    if not ledger and ledger_url is not None:
+        raise typer.BadParameter(
+            "--ledger-url names a ledger to migrate, and --no-ledger skips the ledger: give one",
+            param_hint="'--ledger-url'",
+        )
     run_setup(ledger=ledger, ledger_url=ledger_url)
     typer.echo("setup complete")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from blocks.webhook_settings import WebhookReceiverSettings
+
+if TYPE_CHECKING:
+    from blocks import PlatformCredentials
 
 app = typer.Typer(help="The webhook receiver and its subscription.", no_args_is_help=True)
 PlatformOption = Annotated[
@@ -16,10 +19,26 @@ PlatformOption = Annotated[
 ]
 
 
-def _settings_loader(block: str) -> WebhookReceiverSettings:
+def _platform(name: str) -> PlatformCredentials:
+    """The platform credential block ``name``; a usage error saying how to create it when there
+    is none (Prefect's own words name neither the option nor the command)."""
     from blocks import PlatformCredentials
 
-    settings = PlatformCredentials.load_named(block).webhooks
+    try:
+        return PlatformCredentials.load_named(name)
+    except ValueError as exc:
+        if "Unable to find block document" not in str(exc):
+            raise
+        raise typer.BadParameter(
+            f"no platform credential block named {name!r} on this Prefect server; create it "
+            "in the Prefect UI (Blocks, +, 'Billops Platform Credentials': your app's client id "
+            "and secret) after `billops setup`",
+            param_hint="'--platform'",
+        ) from None
+
+
+def _settings_loader(block: str) -> WebhookReceiverSettings:
+    settings = _platform(block).webhooks
     if settings is None or settings.signing_secret is None:
         raise typer.BadParameter(
             f"block {block!r} has no webhook signing secret: run `billops webhooks setup "
@@ -104,7 +123,6 @@ def setup(
 ) -> None:
     """Subscribe URL, set the target credentials, rotate the signing secret into the block, and
     learn which biller each biller credential block serves."""
-    from blocks import PlatformCredentials
     from tasks.common.session import all_biller_blocks, open_ledger
     from tasks.webhooks.directory import map_billers
     from tasks.webhooks.subscription import set_up_webhooks
@@ -114,7 +132,7 @@ def setup(
     if key_mode not in ("either", "utf8", "base64"):
         raise typer.BadParameter("choose either, utf8 or base64", param_hint="'--key-mode'")
     kinds = [kind.strip() for kind in events.split(",") if kind.strip()]
-    block = PlatformCredentials.load_named(platform)
+    block = _platform(platform)
     try:
         result = set_up_webhooks(
             block,
@@ -137,10 +155,9 @@ def setup(
 @app.command("list")
 def list_command(platform: PlatformOption) -> None:
     """The app's subscriptions, and the events stored in the ledger."""
-    from blocks import PlatformCredentials
     from tasks.common.session import open_ledger
 
-    block = PlatformCredentials.load_named(platform)
+    block = _platform(platform)
     client = block.get_client()
     try:
         hooks = client.webhooks.list(block.client_id)

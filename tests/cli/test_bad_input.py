@@ -168,3 +168,41 @@ def test_undo_of_a_run_the_ledger_never_recorded_fails_and_names_the_run(
     assert code == 1, out
     assert "no-such-run" in out and "nothing to undo" not in out, out
     assert "s3cret-client" not in out and "r3fresh-token" not in out
+
+
+def test_a_nightly_run_of_a_block_that_does_not_exist_fails_before_the_night(
+    prefect: None, ledger_home: Path
+) -> None:
+    """It used to start the night and fail after the biller's retry."""
+    code, out = _invoke("run", "nightly", "--biller", "no-such-biller")
+
+    assert code == 1, out
+    assert "no biller credential block named 'no-such-biller'" in out, out
+    assert "billops auth login --block no-such-biller" in out, out
+
+
+@pytest.mark.parametrize("command", ["list", "serve"])
+def test_a_platform_block_that_does_not_exist_says_how_to_create_it(
+    prefect: None, ledger_home: Path, command: str
+) -> None:
+    """Prefect's 'ValueError: Unable to find block document named ...' named no option."""
+    result = runner.invoke(
+        app, ["webhooks", command, "--platform", "no-such-platform"], env={"COLUMNS": "200"}
+    )
+
+    assert result.exit_code == 2, result.output
+    assert "no platform credential block named 'no-such-platform'" in result.output
+    assert "Billops Platform Credentials" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_setup_refuses_a_ledger_url_it_would_not_use(billops_home: Path) -> None:
+    """--no-ledger --ledger-url URL ignored the URL and said 'setup complete'."""
+    result = runner.invoke(
+        app,
+        ["setup", "--no-ledger", "--ledger-url", "sqlite:////tmp/x.db"],
+        env={"COLUMNS": "200"},
+    )
+
+    assert result.exit_code == 2, result.output
+    assert "--no-ledger skips the ledger" in result.output
