@@ -24,7 +24,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -75,7 +75,8 @@ class KeyRing:
         self._after_refusal = reload_after_refusal
         self._keys: ReceiverKeys | None = None
         self._loaded_at = float("-inf")
-        # When the keys in hand include the previous secret: the instant its grace period ends.
+        # When the keys in hand include replaced secrets: the instant the first grace period
+        # among them ends (the keys are reloaded then, and so on for each).
         self._grace_ends: datetime | None = None
         self._lock = asyncio.Lock()
         self._refresh: asyncio.Task[None] | None = None
@@ -124,12 +125,10 @@ class KeyRing:
 
 
 def _grace_ends(settings: WebhookReceiverSettings, now: datetime) -> datetime | None:
-    """When the previous secret stops being valid, if the keys loaded at ``now`` include it
-    (the same rule as :meth:`WebhookReceiverSettings.secrets`)."""
-    if settings.previous_signing_secret is None or settings.rotated_at is None:
-        return None
-    ends = settings.rotated_at + timedelta(seconds=settings.grace_seconds)
-    return ends if now <= ends else None
+    """When the first of the replaced secrets the keys loaded at ``now`` include stops being
+    valid (the same rule as :meth:`WebhookReceiverSettings.secrets`); the reload then finds
+    the next one's end."""
+    return settings.grace_ends(now)
 
 
 @dataclass

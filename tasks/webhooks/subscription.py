@@ -98,17 +98,12 @@ def _subscribe(
 
 
 def _rotate_secret(client: BillingClient, platform: PlatformCredentials) -> None:
-    """A new signing secret, saved at once; the old one kept for the grace period."""
+    """A new signing secret, saved at once; the one it replaces, and every earlier one still in
+    its grace period, stay accepted until their own grace periods end (deliveries signed with
+    them may still be in flight or retried: ``docs/service.md`` §11.2 Signature)."""
     settings = platform.webhooks or WebhookReceiverSettings()
     secret = client.webhooks.generate_signing_secret(platform.client_id).secret_key
-    rotated = settings.model_copy(
-        update={
-            "previous_signing_secret": settings.signing_secret,
-            "signing_secret": secret,
-            "rotated_at": utc_now(),
-        }
-    )
-    platform.save_webhook_settings(rotated)
+    platform.save_webhook_settings(settings.rotated(secret, utc_now()))
 
 
 def _with_target_auth(
