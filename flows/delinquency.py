@@ -23,6 +23,7 @@ from tasks.delinquency.steps import (
     new_applier,
     plan_task,
     record_moves,
+    settle_task,
     snapshot_task,
     standings,
 )
@@ -92,11 +93,19 @@ def pause_delinquent_customers(
             )
             futures = [calls_task.submit(applier, batch) for batch in batches(plan.to_send)]
             outcomes = [outcome for future in futures for outcome in future.result()]
+            # Not calls: earlier attempts left open, settled by asking the service.
+            settled = settle_task(applier, plan.to_settle) if plan.to_settle else []
             ledger.save_delinquency_standings(plan.biller, standings(plan, rules, run_id, outcomes))
             crash_point("after_outcome")
             state, message = verdict(plan, outcomes)
             return finish(
-                biller, plan, outcomes, dry_run=False, state=state, message=message, folder=folder
+                biller,
+                plan,
+                [*outcomes, *settled],
+                dry_run=False,
+                state=state,
+                message=message,
+                folder=folder,
             )
     finally:
         ledger.close()

@@ -12,11 +12,15 @@ How the contract's answers are handled (``docs/service.md`` §12 Pausing collect
 - ``COLLECTION_METHOD_NOT_ELIGIBLE`` / ``DIRECT_DEBIT_NOT_AVAILABLE``: refused, reported with the
   customer and what to do, never retried under the same mandate;
 - ``COLLECTION_METHOD_NOT_ELIGIBLE`` because the debit went to the bank meanwhile
-  (``SUBMITTED``): deferred, tried again on the next run;
+  (``SUBMITTED``): deferred, tried again on the next run (its operation goes back to
+  ``intended`` marked :data:`DEFERRED`: the service certainly did not apply it);
 - 404: the payment request is gone; dropped;
 - 500 (after the client's retries): outcome unknown; the next run asks the service first;
 - 401, 403, 429, no connection: nothing was applied; the run stops, every call not yet made is
   listed as not sent, and a rerun makes them.
+
+A pause the plan leaves to a person (the debt was resumed by hand after an attempt whose outcome
+is still open) is never sent again; :meth:`Applier.settle` records what the service shows.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from billing_api import (
+    ApiError,
     BillingClient,
     CollectionMethodNotEligible,
     DirectDebitNotAvailable,
@@ -41,11 +46,14 @@ from billing_api import (
 from billing_api.types import PaymentRequest
 from ledger import Ledger, Operation, OperationState
 from tasks.common.workers import CLAIMS
-from tasks.common.write_once import Intent, SendBudget, Sent, write_once
+from tasks.common.write_once import Intent, SendBudget, Sent, record_sent, write_once
 from tasks.delinquency.plan import Action, PlannedCall
 from tasks.delinquency.snapshot import auto_collect_state
 
 KIND = "delinquency.{action}"
+# How a deferred pause's operation is marked (its error), so that it is never taken for one whose
+# answer was lost: the service refused it, nothing was applied.
+DEFERRED = "deferred: the service refused the pause while the debit was SUBMITTED to the bank"
 
 
 class Outcome(StrEnum):
@@ -113,6 +121,9 @@ class Applier:
                 look_up=self._looker(call),
             )
         except _Deferred as exc:
+            # Certainly not applied (the service refused it): sendable again as it was, and
+            # marked so that a later run knows no pause of billops' reached the service.
+            self.ledger.release(call.key, reason=f"{DEFERRED}: {exc}")
             return CallOutcome(call, Outcome.DEFERRED, str(exc))
         except _ServiceTrouble as exc:
             return CallOutcome(call, Outcome.UNKNOWN, f"{exc}; checked with the service next run")
@@ -122,6 +133,67 @@ class Applier:
         outcome = _outcome(attempt.operation, attempt.sent_now, attempt.note, refusal, call)
         if outcome.outcome in (Outcome.DONE, Outcome.FOUND):
             self._audit(call, outcome)
+        return outcome
+
+    def settle(self, call: PlannedCall) -> CallOutcome:
+        """Settle the open earlier attempt of a pause the plan does not make again because a
+        person resumed the debt since (``call.settles``); nothing is sent.
+
+        The operation is claimed first (``docs/conventions.md`` §6.1: one worker at a time), then:
+        a pause deferred while ``SUBMITTED`` was refused by the service and never applied, so it
+        is recorded as refused; any other attempt is looked up at the service, and a debt whose
+        collection shows resumed (a person's resume presupposes the pause) or paused records the
+        pause as found done, as the look-up of a resend does. Anything else stays open for the
+        next run."""
+        if self.stop.is_set():
+            return CallOutcome(call, Outcome.NOT_SENT, "the run stopped: settled on a later run")
+        op = self.ledger.get(call.key)
+        if op is None or op.state.settled:
+            return CallOutcome(call, Outcome.ALREADY_DONE, "settled by an earlier run")
+        if op.state is OperationState.INTENDED and op.attempts == 0:
+            return CallOutcome(
+                call, Outcome.NOT_SENT, "the earlier attempt was never sent: left intended"
+            )
+        error = op.error or ""  # read before the claim, which clears it
+        if CLAIMS.claim(self.ledger, call.key, self.worker) is None:
+            return CallOutcome(call, Outcome.UNKNOWN, "being sent by another worker: next run")
+        if error.startswith(DEFERRED):
+            self.ledger.mark_failed(
+                call.key, error=f"{error}; not made again: collection resumed by a person"
+            )
+            return CallOutcome(
+                call, Outcome.REFUSED, "the service had refused it while SUBMITTED: never applied"
+            )
+        try:
+            request = self.client.payment_requests.retrieve(call.target_id)
+        except NotFound:
+            self.ledger.mark_failed(call.key, error="404: the payment request is gone")
+            return CallOutcome(call, Outcome.DROPPED, "404: the payment request no longer exists")
+        except (ApiError, TransportError) as exc:
+            self.ledger.mark_unknown(call.key, error=f"look-up failed: {type(exc).__name__}")
+            return CallOutcome(call, Outcome.UNKNOWN, "the service could not be asked: next run")
+        state = auto_collect_state(request)
+        if state is None or not (
+            state.override == "RESUMED" or done_at_service(Action.PAUSE, request)
+        ):
+            self.ledger.mark_unknown(
+                call.key, error="the service shows no resume or pause of it: asked again next run"
+            )
+            return CallOutcome(call, Outcome.UNKNOWN, "the service shows no resume: next run")
+        found = Sent(
+            remote_id=call.target_id,
+            result={"action": call.action.value, "then": "collection resumed by a person"},
+        )
+        record_sent(self.ledger, call.key, found)
+        # Whether that attempt landed cannot always be told (a dropped answer and a refusal can
+        # both leave the operation open): the note says what is known, a person's resume.
+        outcome = CallOutcome(
+            call,
+            Outcome.FOUND,
+            "a person resumed collection after the earlier attempt, whose answer never came: "
+            "not sent again; its operation is settled as done by that attempt",
+        )
+        self._audit(call, outcome)
         return outcome
 
     def _intent(self, call: PlannedCall) -> Intent:

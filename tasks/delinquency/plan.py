@@ -10,6 +10,9 @@ did (:class:`Done`). The rules (README, "Pausing collection for delinquent custo
   one a person paused or resumed (billops never fights a person), one in ``SUBMITTED`` (it cannot be
   paused: deferred to the next run), and any while the customer has no usable mandate (the
   service refuses it, and nothing is collected anyway);
+- an earlier pause left unsettled (its answer lost, or deferred while ``SUBMITTED``) is driven to
+  its end, unless a person has resumed the debt since: then it is not made again, and the applied
+  run settles its ledger operation by asking the service (``settles``: no call is made);
 - when the hold ends with ``resume_collection``, billops resumes exactly what it paused in that
   hold and is still paused; a hold whose pauses cannot all be resumed yet (no usable mandate, a
   customer-level pause set in the console) stays open and is tried again on the next run;
@@ -49,6 +52,7 @@ __all__ = [
 
 AUTO_COLLECT = "AUTO_COLLECT"
 FINISH_NOTE = "an earlier attempt left no answer: the service is asked, then it is finished"
+PERSON_RESUMED_NOTE = "collection resumed by a person: left collecting"
 USABLE_MANDATE = ("PENDING", "ACTIVE")
 SUBMITTED = "SUBMITTED"
 
@@ -82,6 +86,9 @@ class PlannedCall:
     note: str
     rule: str
     method: str = AUTO_COLLECT
+    # Not made, but an earlier attempt under ``key`` is still open: the applied run settles it
+    # by asking the service (never by sending it again).
+    settles: bool = False
 
     @property
     def key(self) -> str:
@@ -104,6 +111,11 @@ class Plan:
     @property
     def to_send(self) -> list[PlannedCall]:
         return [c for c in self.calls if c.status is CallStatus.SEND]
+
+    @property
+    def to_settle(self) -> list[PlannedCall]:
+        """Calls not made whose earlier, unsettled attempt the applied run settles."""
+        return [c for c in self.calls if c.settles]
 
     @property
     def customers_changed(self) -> int:
@@ -232,12 +244,25 @@ class _Customer:
             rule="; ".join(self.d["reasons"]),
         )
 
-    def _finish(self, action: Action, debt: _Debt, period: str) -> PlannedCall:
+    def _finish(
+        self,
+        action: Action,
+        debt: _Debt,
+        period: str,
+        status: CallStatus = CallStatus.SEND,
+        note: str = FINISH_NOTE,
+    ) -> PlannedCall:
         """The call of an earlier attempt that left no answer, under its own key (the service is
-        asked first, so it is not made twice)."""
+        asked first, so it is not made twice); not made, with ``status`` and ``note``, when it is
+        only to be settled."""
         op = next(o for o in self.done.of(period, action, debt.target_id) if not o.state.settled)
-        call = self._call(action, debt, period, CallStatus.SEND, FINISH_NOTE)
-        return replace(call, mandate_id=op.key.rsplit(":", 1)[1])
+        call = self._call(action, debt, period, status, note)
+        settles = status is not CallStatus.SEND
+        return replace(call, mandate_id=op.key.rsplit(":", 1)[1], settles=settles)
+
+    def _resumed_by_person(self, debt: _Debt) -> bool:
+        """A person resumed the debt: its override is ``RESUMED`` and billops never resumed it."""
+        return debt.override == "RESUMED" and not self.done.resumed_ever(debt.target_id)
 
     def _open_or_new(self, period: str, action: Action, target: str) -> tuple[bool, str]:
         """(make the call, why not): an unsettled earlier attempt is driven to its end; one
@@ -270,8 +295,15 @@ class _Customer:
                     )
                 continue
             if self.done.unsettled(period, Action.PAUSE, debt.target_id):
-                # An earlier attempt left no answer: finish it (the service is asked first).
-                calls.append(self._finish(Action.PAUSE, debt, period))
+                if self._resumed_by_person(debt):
+                    # Finishing the attempt would pause again what a person resumed since.
+                    note = (
+                        f"{PERSON_RESUMED_NOTE}; the earlier attempt to pause it is not made again"
+                    )
+                    calls.append(self._finish(Action.PAUSE, debt, period, CallStatus.SKIPPED, note))
+                else:
+                    # An earlier attempt left no answer: finish it (the service is asked first).
+                    calls.append(self._finish(Action.PAUSE, debt, period))
                 continue
             send, why = self._open_or_new(period, Action.PAUSE, debt.target_id)
             status, note = self._pause_status(debt, send, why)
@@ -284,8 +316,8 @@ class _Customer:
             return CallStatus.SKIPPED, why
         if debt.paused:
             return None, ""  # a person (or the customer-level pause) did it: never billops' to undo
-        if debt.override == "RESUMED" and not self.done.resumed_ever(debt.target_id):
-            return CallStatus.SKIPPED, "collection resumed by a person: left collecting"
+        if self._resumed_by_person(debt):
+            return CallStatus.SKIPPED, PERSON_RESUMED_NOTE
         if not self.usable:
             return CallStatus.SKIPPED, (
                 f"mandate {self.d['mandate_status']}: AUTO_COLLECT cannot be paused and nothing "

@@ -66,6 +66,8 @@ def _call_row(
 ) -> list[str]:
     if call.status is not CallStatus.SEND:
         result, detail = call.status.value, call.note
+        if call.settles and outcome is not None:  # what its earlier attempt was settled as
+            detail = f"{detail}; {outcome.detail}"
     elif dry_run:
         result, detail = "would send", call.note
     elif outcome is None:
@@ -166,7 +168,8 @@ def summary_lines(
         f"- calls {'planned' if dry_run else 'made'}: {len(plan.to_send)} for "
         f"{plan.customers_changed} customers, £{plan.amount_changed:,.2f}",
     ]
-    for outcome, count in sorted(_count(o.outcome.value for o in outcomes).items()):
+    made = (o.outcome.value for o in outcomes if o.call.status is CallStatus.SEND)
+    for outcome, count in sorted(_count(made).items()):
         lines.append(f"  - {outcome}: {count}")
     deferred = sum(c.status is CallStatus.DEFERRED for c in plan.calls)
     skipped = sum(c.status is CallStatus.SKIPPED for c in plan.calls)

@@ -203,6 +203,13 @@ def calls_task(applier: Applier, calls: list[PlannedCall]) -> list[CallOutcome]:
     return apply_calls(applier, calls)
 
 
+@task(name="delinquency-settle", cache_policy=NO_CACHE)
+def settle_task(applier: Applier, calls: list[PlannedCall]) -> list[CallOutcome]:
+    """Settle the open earlier attempts of calls the plan does not make (a person resumed the
+    debt since); nothing is sent."""
+    return [applier.settle(call) for call in calls]
+
+
 def new_applier(
     session: BillerSession,
     policy: Policy,

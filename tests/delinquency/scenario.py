@@ -195,6 +195,12 @@ class Scenario:
         ok(self.api.put(f"/payment_requests/{pr['id']}:pause_collection", json=body), 204)
         self.by_hand += 1
 
+    def resume_by_hand(self, invoice: dict[str, Any]) -> None:
+        """An operator resumes the invoice's collection in the console (the call it makes)."""
+        pr = self.request_of(invoice)
+        body = {"collectionMethods": ["AUTO_COLLECT"]}
+        ok(self.api.put(f"/payment_requests/{pr['id']}:resume_collection", json=body), 204)
+
 
 @contextmanager
 def new_scenario(admin: SandboxAdmin) -> Iterator[Scenario]:

@@ -18,7 +18,7 @@ from billing_api import BillingClient, StaticTokenAuth
 from blocks import BillerCredentials
 from ledger import Ledger, OperationState
 from tasks.common.write_once import SendBudget
-from tasks.delinquency.apply import Applier, Outcome, apply_calls
+from tasks.delinquency.apply import DEFERRED, Applier, Outcome, apply_calls
 from tasks.delinquency.plan import Action, CallStatus, PlannedCall
 from tests.delinquency.scenario import ACCOUNTS, Scenario, ok
 from tests.support.sandbox_admin import BillerTokens, SandboxAdmin
@@ -306,12 +306,77 @@ def test_submitted_cannot_be_paused_and_is_deferred_to_the_next_run(
         )
         (deferred,) = apply_calls(run, [call])
         assert deferred.outcome is Outcome.DEFERRED and "SUBMITTED" in deferred.detail
-        assert ledger.get(call.key).state is OperationState.UNKNOWN  # type: ignore[union-attr]
+        # Refused by the service, so certainly not applied: sendable again, marked deferred.
+        op = ledger.get(call.key)
+        assert op is not None and op.state is OperationState.INTENDED
+        assert (op.error or "").startswith(DEFERRED)
         assert not sc.auto_collect(invoice)["paused"]
         sc.advance(3)  # the bank refuses the debit: back to SCHEDULED for a retry
         assert sc.request_of(invoice)["status"] == "SCHEDULED"
         (done,) = apply_calls(run, [call])
         assert done.outcome is Outcome.DONE and sc.auto_collect(invoice)["paused"]
+    finally:
+        client.close()
+
+
+def test_a_deferred_pause_a_person_resumed_is_settled_as_refused_and_never_sent(
+    scenario: Scenario, ledger: Ledger
+) -> None:
+    """Deferred while SUBMITTED (the service refused it), then resumed by a person: the plan
+    leaves it (``settles``), and settling records the refusal, never a pause that did not
+    happen, and sends nothing."""
+    sc = scenario
+    sc.customer("Sam", "fails")
+    invoice = sc.invoice("Sam", "75.00", 3)
+    sc.advance(1)
+    pr = sc.request_of(invoice)
+    assert pr["status"] == "SUBMITTED"
+    call = PlannedCall(
+        biller=sc.biller_id,
+        customer_id=sc.customers["Sam"]["id"],
+        customer_name="Sam",
+        before="",
+        after="paused",
+        action=Action.PAUSE,
+        target_id=pr["id"],
+        target_number=pr["paymentRequestNo"],
+        invoice_id=invoice["id"],
+        amount=Decimal("75.00"),
+        due_on=None,
+        period="h1-x",
+        mandate_id="m",
+        status=CallStatus.SEND,
+        note="",
+        rule="test",
+    )
+    client = BillerCredentials.load_named(sc.block).get_client()
+    try:
+        run = Applier(
+            client=client,
+            ledger=ledger,
+            run_id="r",
+            worker="w:1:-",
+            actor="Dana",
+            approver=None,
+            policy_digest="d",
+            budget=SendBudget(),
+            stop=threading.Event(),
+        )
+        (deferred,) = apply_calls(run, [call])
+        assert deferred.outcome is Outcome.DEFERRED
+        sc.resume_by_hand(invoice)
+        sc.advance(3)  # the bank refused the debit: collectable again
+        assert sc.request_of(invoice)["status"] == "SCHEDULED"
+        pauses = sc.calls()["payment_requests.pause_collection"]
+        left = replace(call, status=CallStatus.SKIPPED, settles=True)
+        settled = run.settle(left)
+        assert settled.outcome is Outcome.REFUSED and "never applied" in settled.detail
+        op = ledger.get(call.key)
+        assert op is not None and op.state is OperationState.FAILED
+        assert "collection resumed by a person" in (op.error or "")
+        assert sc.calls()["payment_requests.pause_collection"] == pauses
+        assert not sc.auto_collect(invoice)["paused"]
+        assert ledger.audit_entries(subject=f"payment_request:{pr['id']}") == []
     finally:
         client.close()
 

@@ -192,6 +192,21 @@ def test_an_unsettled_call_is_driven_to_its_end() -> None:
     assert call.key == open_op.key
 
 
+def test_an_unsettled_pause_a_person_resumed_since_is_left_and_settled_not_sent() -> None:
+    open_op = op(Action.PAUSE, "p1", OperationState.UNKNOWN)
+    plan = plan_for([request("p1", auto_override="RESUMED")], ops=[open_op], standing=HELD)
+    (call,) = [c for c in plan.calls if c.action is Action.PAUSE]
+    assert (call.status, call.settles, call.key) == (CallStatus.SKIPPED, True, open_op.key)
+    assert call.note.startswith("collection resumed by a person: left collecting")
+    assert plan.to_send == [c for c in plan.to_send if c.action is not Action.PAUSE]
+    assert plan.to_settle == [call]
+    # A resume billops made itself is no person's: the attempt is finished as before.
+    ours = op(Action.RESUME, "p1", OperationState.CONFIRMED, period="h0-old")
+    again = plan_for([request("p1", auto_override="RESUMED")], ops=[open_op, ours], standing=HELD)
+    (finish,) = [c for c in again.to_send if c.action is Action.PAUSE]
+    assert finish.key == open_op.key and not finish.settles and again.to_settle == []
+
+
 def test_leaving_resumes_only_what_billops_paused_and_is_still_paused() -> None:
     items = [
         request("ours", days_late=-5, auto_paused=True, auto_override="PAUSED"),
