@@ -4,54 +4,17 @@ certificate of its own is refused until ``SSL_CERT_FILE`` names that certificate
 
 from __future__ import annotations
 
-import datetime as dt
 import http.server
-import ipaddress
 import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from billing_api import BillingClient, ClientCredentials, OAuthClient
 from billing_api._tls import shared_ssl_context
-
-
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 that no public authority signed, and its key."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "billops-test")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
+from tests.support.tls import self_signed
 
 
 class _Answer(http.server.BaseHTTPRequestHandler):
@@ -70,7 +33,7 @@ class _Answer(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def https_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """(API root, certificate) of an HTTPS server on a free loopback port."""
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)

@@ -262,18 +262,9 @@ def test_an_unknown_outcome_found_applied_is_not_sent_again(biller: Biller, ledg
     assert biller.calls("payment_requests.pause_collection") == before
 
 
-def test_submitted_cannot_be_paused_and_is_deferred_to_the_next_run(
-    scenario: Scenario, ledger: Ledger
-) -> None:
-    """A debit that went to the bank after the plan was made: deferred (never a failure), and
-    paused by a later run once the bank has answered."""
-    sc = scenario
-    sc.customer("Sam", "fails")
-    invoice = sc.invoice("Sam", "75.00", 3)  # submitted two working days before it is due
-    sc.advance(1)
-    pr = sc.request_of(invoice)
-    assert pr["status"] == "SUBMITTED"
-    call = PlannedCall(
+def _pause_of(sc: Scenario, invoice: dict[str, Any], pr: dict[str, Any]) -> PlannedCall:
+    """The plan's pause of Sam's payment request ``pr`` (of ``invoice``), to be sent."""
+    return PlannedCall(
         biller=sc.biller_id,
         customer_id=sc.customers["Sam"]["id"],
         customer_name="Sam",
@@ -291,19 +282,37 @@ def test_submitted_cannot_be_paused_and_is_deferred_to_the_next_run(
         note="",
         rule="test",
     )
+
+
+def _applier(client: BillingClient, ledger: Ledger) -> Applier:
+    return Applier(
+        client=client,
+        ledger=ledger,
+        run_id="r",
+        worker="w:1:-",
+        actor="Dana",
+        approver=None,
+        policy_digest="d",
+        budget=SendBudget(),
+        stop=threading.Event(),
+    )
+
+
+def test_submitted_cannot_be_paused_and_is_deferred_to_the_next_run(
+    scenario: Scenario, ledger: Ledger
+) -> None:
+    """A debit that went to the bank after the plan was made: deferred (never a failure), and
+    paused by a later run once the bank has answered."""
+    sc = scenario
+    sc.customer("Sam", "fails")
+    invoice = sc.invoice("Sam", "75.00", 3)  # submitted two working days before it is due
+    sc.advance(1)
+    pr = sc.request_of(invoice)
+    assert pr["status"] == "SUBMITTED"
+    call = _pause_of(sc, invoice, pr)
     client = BillerCredentials.load_named(sc.block).get_client()
     try:
-        run = Applier(
-            client=client,
-            ledger=ledger,
-            run_id="r",
-            worker="w:1:-",
-            actor="Dana",
-            approver=None,
-            policy_digest="d",
-            budget=SendBudget(),
-            stop=threading.Event(),
-        )
+        run = _applier(client, ledger)
         (deferred,) = apply_calls(run, [call])
         assert deferred.outcome is Outcome.DEFERRED and "SUBMITTED" in deferred.detail
         # Refused by the service, so certainly not applied: sendable again, marked deferred.
@@ -331,37 +340,10 @@ def test_a_deferred_pause_a_person_resumed_is_settled_as_refused_and_never_sent(
     sc.advance(1)
     pr = sc.request_of(invoice)
     assert pr["status"] == "SUBMITTED"
-    call = PlannedCall(
-        biller=sc.biller_id,
-        customer_id=sc.customers["Sam"]["id"],
-        customer_name="Sam",
-        before="",
-        after="paused",
-        action=Action.PAUSE,
-        target_id=pr["id"],
-        target_number=pr["paymentRequestNo"],
-        invoice_id=invoice["id"],
-        amount=Decimal("75.00"),
-        due_on=None,
-        period="h1-x",
-        mandate_id="m",
-        status=CallStatus.SEND,
-        note="",
-        rule="test",
-    )
+    call = _pause_of(sc, invoice, pr)
     client = BillerCredentials.load_named(sc.block).get_client()
     try:
-        run = Applier(
-            client=client,
-            ledger=ledger,
-            run_id="r",
-            worker="w:1:-",
-            actor="Dana",
-            approver=None,
-            policy_digest="d",
-            budget=SendBudget(),
-            stop=threading.Event(),
-        )
+        run = _applier(client, ledger)
         (deferred,) = apply_calls(run, [call])
         assert deferred.outcome is Outcome.DEFERRED
         sc.resume_by_hand(invoice)

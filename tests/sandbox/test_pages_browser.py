@@ -9,8 +9,6 @@ to accept it.
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +20,7 @@ from tests.support.billing import get, new_customer, new_payment_request, ok
 from tests.support.browser import chromium_browser
 from tests.support.loopback import LoopbackReceiver, loopback_receiver
 from tests.support.sandbox_admin import SandboxAdmin
+from tests.support.tls import self_signed
 
 pytestmark = pytest.mark.browser
 
@@ -34,39 +33,8 @@ def browser() -> Iterator[Any]:
 
 def _self_signed(directory: Path) -> ssl.SSLContext:
     """A server TLS context with a one-day certificate for 127.0.0.1."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert_file, key_file)
+    context.load_cert_chain(*self_signed(directory))
     return context
 
 
