@@ -27,7 +27,7 @@ class _Answer(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - base signature
-        pass
+        """Quiet: the tests read the answers, not the server's access log."""
 
 
 @pytest.fixture
