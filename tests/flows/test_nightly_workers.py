@@ -70,7 +70,10 @@ def _kill_when_running(running: Platform, block: str, found: list[str]) -> None:
 def night(tmp_path_factory: pytest.TempPathFactory, sandbox: str) -> Iterator[Night]:
     admin = SandboxAdmin(sandbox)
     try:
-        with night_platform(tmp_path_factory.mktemp("night")) as running:
+        # One night at a time per worker: with two, the killed worker could also be running
+        # the first healthy biller's night, which then crashed too (and, caught before it had
+        # announced its process, waited the coordinator's ten stuck minutes for its retry).
+        with night_platform(tmp_path_factory.mktemp("night"), worker_limit=1) as running:
             home = Path(running.env["BILLOPS_HOME"])
             with running.api():
                 good = request_biller(admin, home, ROWS, tag="G")
