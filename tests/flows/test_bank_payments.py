@@ -18,6 +18,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
+from billing_api import TransportError
 from flows.bank_payments import import_bank_payments
 from tasks.common.approval import approved_from_cli
 from tasks.common.crash_points import CRASH_ENV, SimulatedCrash
@@ -134,6 +135,19 @@ def _export(
 def _import(path: Path, biller: BankBiller, **options: Any) -> Any:
     with approved_from_cli("Test Operator", "bank import test"):
         return import_bank_payments(file=path, biller=biller.block, dry_run=False, **options)
+
+
+STOPPED = "Stopped"
+
+
+def _outcome(path: Path, biller: BankBiller) -> str:
+    """The run's outcome; ``Stopped`` when the service dropped every try of an idempotent write
+    (the client's retries spent: the run stops, and a rerun resumes it, as an operator would).
+    At 70 % faults per request a write fails four times in a row about one time in four."""
+    try:
+        return str(_import(path, biller).outcome)
+    except TransportError:
+        return STOPPED
 
 
 def _recorded_now(biller: BankBiller, before: dict[str, Decimal]) -> dict[str, Decimal]:
@@ -278,13 +292,14 @@ def test_failing_and_dropped_answers_still_record_each_payment_once(
     ]  # fmt: skip
     plan_faults(bank_sandbox, *rules, seed=5)
     outcomes: list[str] = []
+    again = ("Pending", STOPPED)
     try:
-        while len(outcomes) < 6 and (not outcomes or outcomes[-1] == "Pending"):
-            outcomes.append(_import(path, biller).outcome)  # a rerun settles what is in doubt
+        while len(outcomes) < 6 and (not outcomes or outcomes[-1] in again):
+            outcomes.append(_outcome(path, biller))  # a rerun settles what is in doubt
         injected = fault_counts(bank_sandbox)
     finally:
         clear_faults(bank_sandbox)
-    settled = outcomes[-1] if outcomes[-1] != "Pending" else _import(path, biller).outcome
+    settled = outcomes[-1] if outcomes[-1] not in again else _import(path, biller).outcome
 
     assert settled in ("Completed", "Nothing to record"), outcomes
     assert injected["error"] + injected["dropAfterCommit"] > 0, injected
