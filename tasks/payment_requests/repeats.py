@@ -30,16 +30,34 @@ def python_values(values: pa.Array | pa.ChunkedArray) -> Iterator[str]:
         yield from values.slice(start, PYTHON_BATCH).to_pylist()
 
 
-def duplicates(
-    lines: pa.Array, keys: pa.Array, counts: pa.StructArray | None = None
+def counted(keys: pa.Array) -> pa.StructArray | None:
+    """``value_counts`` of the keys that are there, or None when each is there once (the usual
+    large file). Polars' distinct count tells that case apart in a fifth of the CPU of counting
+    every key (a million references: 0.04 s against 0.2 s), so only a file with a repeated key
+    pays for the counts."""
+    import polars as pl  # loaded here, not at the top: commands that check no file skip it
+
+    present = pc.drop_null(keys)
+    distinct = pl.from_arrow(present, rechunk=False)
+    assert isinstance(distinct, pl.Series)
+    if distinct.n_unique() == len(present):
+        return None
+    return pc.value_counts(present)
+
+
+def duplicates(lines: pa.Array, keys: pa.Array) -> dict[str, list[int]]:
+    """The keys on more than one line, with those lines (in order)."""
+    return repeated_lines(lines, keys, counted(keys))
+
+
+def repeated_lines(
+    lines: pa.Array, keys: pa.Array, counts: pa.StructArray | None
 ) -> dict[str, list[int]]:
-    """The keys on more than one line, with those lines (in order); ``counts`` is
-    ``value_counts`` of the keys where the caller has it already."""
-    counts = pc.value_counts(pc.drop_null(keys)) if counts is None else counts
-    if len(counts) == len(keys) - keys.null_count:  # every key once: the usual large file
-        return defaultdict(list)
-    repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
+    """:func:`duplicates` where the caller has :func:`counted` the keys already."""
     found: dict[str, list[int]] = defaultdict(list)
+    if counts is None:  # every key once
+        return found
+    repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     if not len(repeated):
         return found
     mask = pc.fill_null(pc.is_in(keys, value_set=repeated), False)

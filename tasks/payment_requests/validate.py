@@ -158,17 +158,18 @@ def _reference_problems(
     candidates: _Candidates,
     good: pa.Table,
     known: KnownPaymentRequests,
-    counts: pa.StructArray,
+    counts: pa.StructArray | None,
 ) -> list[RowProblem]:
-    """``counts``: ``value_counts`` of the candidates' references."""
+    """``counts``: the candidates' references :func:`~repeats.counted` (None: each once)."""
     column = _column_of(table, col.REFERENCE)
     lines, references = candidates.reference_lines, candidates.references
     problems = []
-    for reference, on_lines in repeats.duplicates(lines, references, counts).items():
+    for reference, on_lines in repeats.repeated_lines(lines, references, counts).items():
         for line in on_lines:
             reason = f"duplicate reference: also on line {repeats.others(on_lines, line)}"
             problems.append(RowProblem(line, column, reference, reason))
-    holding = known.by_reference(repeats.python_values(counts.field("values")))
+    distinct = pc.drop_null(references) if counts is None else counts.field("values")
+    holding = known.by_reference(repeats.python_values(distinct))
     held = [ref for ref, seen in holding.items() if any(s.status != VOID for s in seen)]
     if not held:
         return problems
@@ -322,10 +323,8 @@ def validate_table(
     screened = screen(table, customers, today, rules)
     candidates = _checked_rows(table, screened, customers, today, rules, biller)
     good = _revive_voided(candidates.good, known, biller)
-    counts = pc.value_counts(pc.drop_null(candidates.references))
-    references_distinct = (
-        len(counts) == len(candidates.references) - candidates.references.null_count
-    )
+    counts = repeats.counted(candidates.references)
+    references_distinct = counts is None
     problems = [
         *candidates.problems,
         *_reference_problems(table, candidates, good, known, counts),
