@@ -337,7 +337,16 @@ class OutcomeUnknown(BillingApiError):
 class TransportError(BillingApiError):
     """A request failed at the connection level and was not (or no longer) retried: an
     idempotent one whose retries ran out, or a failure no retry can mend (an unsupported URL
-    scheme, a broken proxy). The httpx exception is chained as ``__cause__``."""
+    scheme, a broken proxy). The httpx exception is chained as ``__cause__``.
+
+    ``may_have_arrived``: the last attempt left and its answer was lost (a read timeout, a
+    dropped connection), so the service may have applied it. Only an idempotent operation gets
+    here so (sending it again is safe); False when no attempt ever reached the service.
+    """
+
+    def __init__(self, message: str, *, may_have_arrived: bool = False) -> None:
+        super().__init__(message)
+        self.may_have_arrived = may_have_arrived
 
 
 class UnexpectedResponse(BillingApiError):

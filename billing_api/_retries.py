@@ -171,5 +171,6 @@ def _decide_exception(
             f"{request.method} {request.url.copy_with(query=None)} ({operation.id}) failed: "
             f"{kind}" + (f" after {attempt + 1} attempts" if retryable else "")
         )
-        return Fail(TransportError(message), exc)
+        arrived = retryable and not never_sent  # the last attempt left; its answer was lost
+        return Fail(TransportError(message, may_have_arrived=arrived), exc)
     return Fail(OutcomeUnknown(sent_request(operation, request), kind), exc)

@@ -7,8 +7,8 @@ through the ledger as *intent → claim → send → outcome* (``docs/convention
    claim timeout, or whose holder is provably gone, may be taken over);
 3. send, and record what is known afterwards — the classification of a failed send
    (:func:`classify_send_failure`) decides whether the write is ``unknown`` (it may have
-   arrived: ask the service before sending again), ``released`` (it certainly was not applied:
-   sendable again as it was) or ``failed`` (refused for good);
+   arrived: ask the service before sending again), ``released`` (sendable again as it was: it
+   certainly was not applied, or it is idempotent) or ``failed`` (refused for good);
 4. the outcome: ``sent`` with the service's id (an asynchronous job to poll), or ``confirmed`` at
    once for a write whose answer is final.
 
@@ -92,7 +92,7 @@ class SendFailure(StrEnum):
     """How a send that raised is recorded."""
 
     UNKNOWN = "unknown"  # it may have arrived: ask the service before sending again
-    RELEASED = "released"  # it certainly was not applied: sendable again as it was
+    RELEASED = "released"  # sendable again as it was: not applied, or idempotent
     FAILED = "failed"  # the service refused it for good
 
 
@@ -100,10 +100,11 @@ def classify_send_failure(exc: BaseException) -> SendFailure:
     """The classification of an exception raised while sending a write.
 
     A lost answer is unknown. Refusals that come before anything is applied (too many requests,
-    a token problem) and a request that never left (connection refused: the client raises
-    :class:`TransportError` for a write only then) are released. Any other API error is a
-    refusal. Anything else mid-send (a bug, a closed client) cannot prove the write did not
-    arrive, so it is unknown.
+    a token problem) and a :class:`TransportError` are released: the client raises that for a
+    write that never left (connection refused), or for an idempotent one whose answers were
+    all lost, which is safe to send again (:func:`_release_reason` tells the two apart). Any
+    other API error is a refusal. Anything else mid-send (a bug, a closed client) cannot prove
+    the write did not arrive, so it is unknown.
     """
     if isinstance(exc, OutcomeUnknown):
         return SendFailure.UNKNOWN
@@ -112,6 +113,15 @@ def classify_send_failure(exc: BaseException) -> SendFailure:
     if isinstance(exc, ApiError):
         return SendFailure.FAILED
     return SendFailure.UNKNOWN
+
+
+def _release_reason(exc: BaseException) -> str:
+    """Why a released write may be sent again, as the ledger records it for an operator."""
+    if isinstance(exc, TransportError) and exc.may_have_arrived:
+        # An idempotent write whose answers were lost: it may well have been applied, and
+        # sending it again is safe because the same request applies once.
+        return f"no answer, maybe applied (idempotent: safe to send again): {exc}"
+    return f"not applied: {exc}"
 
 
 def send_claimed(ledger: Ledger, key: str, send: Callable[[], Sent]) -> Operation:
@@ -125,7 +135,7 @@ def send_claimed(ledger: Ledger, key: str, send: Callable[[], Sent]) -> Operatio
     except Exception as exc:
         failure = classify_send_failure(exc)
         if failure is SendFailure.RELEASED:
-            ledger.release(key, reason=f"not applied: {exc}")
+            ledger.release(key, reason=_release_reason(exc))
             raise
         if failure is SendFailure.FAILED:
             return ledger.mark_failed(key, error=str(exc))

@@ -151,6 +151,7 @@ def test_read_timeouts_of_an_idempotent_read_are_retried_then_raise_transport_er
         client.request("biller.retrieve")
 
     assert isinstance(raised.value.__cause__, httpx.ReadTimeout)
+    assert raised.value.may_have_arrived  # every attempt left; the answers were lost
     assert "biller.retrieve" in str(raised.value) and "3 attempts" in str(raised.value)
     assert sleeps.delays == [0.5 * 0.625, 1.0 * 0.625]
     assert fault_counts(faulty)["requests"] == 3
@@ -288,6 +289,7 @@ def test_a_post_that_never_connected_is_retried_then_raises_transport_error(
         client.request("customers.create", json=_customer_body())
 
     assert isinstance(raised.value.__cause__, httpx.ConnectError)
+    assert not raised.value.may_have_arrived
     assert sleeps.delays == [0.25, 0.5]
 
 
