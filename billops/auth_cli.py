@@ -141,7 +141,7 @@ def login(
     block: BlockOption,
     environment: Annotated[
         Literal["production", "staging", "sandbox"] | None,
-        typer.Option(help="Which service [default: the block's, else production]."),
+        typer.Option(help="Which service \\[default: the block's, else production]."),
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="API root ending in /api (required for a sandbox).")
@@ -303,7 +303,7 @@ def recover(
     block: BlockOption,
     file: Annotated[
         Path | None,
-        typer.Option(help="A recovery file [default: the block's journal under $BILLOPS_HOME]."),
+        typer.Option(help="A recovery file \\[default: the block's journal under $BILLOPS_HOME]."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Restore even if the block has moved on since.")

@@ -102,7 +102,7 @@ app.command("ui")(deploy_cli.ui_command)
 def demo(
     folder: Annotated[
         Path | None,
-        typer.Option(help="Where the demo keeps everything [default: $BILLOPS_HOME/demo]."),
+        typer.Option(help="Where the demo keeps everything \\[default: $BILLOPS_HOME/demo]."),
     ] = None,
 ) -> None:
     """The main job on a fresh machine: sandbox, login, import with bad rows, nightly, reports."""

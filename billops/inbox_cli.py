@@ -11,7 +11,7 @@ import typer
 
 app = typer.Typer(help="The inbox: drop a file, get a report.", no_args_is_help=True)
 RootOption = Annotated[
-    Path | None, typer.Option(help="The inbox root [default: $BILLOPS_HOME/inbox].")
+    Path | None, typer.Option(help="The inbox root \\[default: $BILLOPS_HOME/inbox].")
 ]
 
 

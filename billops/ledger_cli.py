@@ -42,7 +42,7 @@ UrlOption = Annotated[
     str | None,
     typer.Option(
         "--url",
-        help="SQLAlchemy URL of the ledger [default: $BILLOPS_LEDGER_URL, else "
+        help="SQLAlchemy URL of the ledger \\[default: $BILLOPS_LEDGER_URL, else "
         "$BILLOPS_HOME/ledger.db].",
         show_default=False,
     ),

@@ -28,7 +28,7 @@ def sandbox_serve(
     db: Annotated[
         str | None,
         typer.Option(
-            help="SQLAlchemy URL of the sandbox's state [default: $BILLOPS_HOME/sandbox.db]."
+            help="SQLAlchemy URL of the sandbox's state \\[default: $BILLOPS_HOME/sandbox.db]."
         ),
     ] = None,
     access_token_ttl: Annotated[
@@ -106,13 +106,15 @@ def sandbox_login(
     url: Annotated[str, typer.Option(help="The sandbox's root URL.")] = DEFAULT_SANDBOX_URL,
     block: Annotated[
         str | None,
-        typer.Option(help="Name of the credential block to save [default: from the biller name]."),
+        typer.Option(
+            help="Name of the credential block to save \\[default: from the biller name]."
+        ),
     ] = None,
     credentials: Annotated[
         Path | None,
         typer.Option(
             help="What `billops sandbox serve --seed-demo` wrote "
-            "[default: $BILLOPS_HOME/sandbox-demo.json]."
+            "\\[default: $BILLOPS_HOME/sandbox-demo.json]."
         ),
     ] = None,
 ) -> None:

@@ -81,7 +81,7 @@ def setup(
     ledger_url: Annotated[
         str | None,
         typer.Option(
-            help="The ledger's SQLAlchemy URL [default: BILLOPS_LEDGER_URL or ~/.billops]."
+            help="The ledger's SQLAlchemy URL \\[default: BILLOPS_LEDGER_URL or ~/.billops]."
         ),
     ] = None,
 ) -> None:

@@ -118,7 +118,7 @@ def setup(
     ] = "either",
     biller: Annotated[
         list[str] | None,
-        typer.Option(help="Biller credential blocks to map to their billers [default: all]."),
+        typer.Option(help="Biller credential blocks to map to their billers \\[default: all]."),
     ] = None,
 ) -> None:
     """Subscribe URL, set the target credentials, rotate the signing secret into the block, and
