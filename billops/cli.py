@@ -110,6 +110,8 @@ def demo(
     from billops.settings import BillopsSettings
 
     target = (folder or BillopsSettings().home / "demo").resolve()
+    if target.exists() and not target.is_dir():
+        raise typer.BadParameter(f"{target} is a file, not a folder", param_hint="'--folder'")
     raise typer.Exit(run_in_fresh_interpreter(target))
 
 

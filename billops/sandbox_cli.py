@@ -79,6 +79,7 @@ def sandbox_serve(
     settings = BillopsSettings()
     if db is None:
         db = settings.sandbox_database_url
+    _check_database_url(db)
     settings.home.mkdir(parents=True, exist_ok=True)
     serve(
         SandboxSettings(
@@ -147,3 +148,18 @@ def sandbox_login(
     offer_biller_choices()  # the deployments' run forms list the new block
     typer.echo(f"logged in to {chosen['name']} ({chosen['billerId']}) → credential block {name!r}")
     typer.echo(f"  try: billops run import-payment-requests FILE --biller {name}")
+
+
+def _check_database_url(url: str) -> None:
+    """A ``--db`` SQLAlchemy can open, or a usage error that says what is wrong with it (the
+    server would otherwise die on its first query with SQLAlchemy's traceback)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        make_url(url).get_dialect()
+    except (ArgumentError, NoSuchModuleError, ValueError):
+        hint = "e.g. sqlite:///path/to/sandbox.db or postgresql://user@host/db"
+        raise typer.BadParameter(
+            f"not a database URL SQLAlchemy can open ({hint})", param_hint="'--db'"
+        ) from None

@@ -83,6 +83,32 @@ def test_a_sandbox_port_out_of_range_is_a_usage_error(billops_home: Path, port: 
     assert "--port" in out and "Traceback" not in out, out
 
 
+@pytest.mark.parametrize("url", ["garbage://x", "not a url", "postgresql+nodriver://u:secret@h/db"])
+def test_a_sandbox_database_url_sqlalchemy_cannot_open_is_a_usage_error(
+    billops_home: Path, url: str
+) -> None:
+    """It used to start and die on SQLAlchemy's NoSuchModuleError; the URL is not echoed (it
+    may hold a password)."""
+    code, out = _invoke("sandbox", "serve", "--db", url, "--port", "0")
+
+    words = " ".join(out.replace("│", " ").split())
+    assert code == 2, out
+    assert "--db" in words and "not a database URL" in words and "Traceback" not in out, out
+    assert "secret" not in out and "ready" not in out, out
+
+
+def test_a_demo_folder_that_is_a_file_is_a_usage_error(billops_home: Path, tmp_path: Path) -> None:
+    """It used to start the demo and fail on FileExistsError."""
+    not_a_folder = tmp_path / "demo.txt"
+    not_a_folder.write_text("")
+
+    code, out = _invoke("demo", "--folder", str(not_a_folder))
+
+    words = " ".join(out.replace("│", " ").split())
+    assert code == 2, out
+    assert "--folder" in words and "demo.txt is a file" in words, out
+
+
 @pytest.mark.parametrize("wait", ["0", "-5"])
 def test_a_login_wait_that_cannot_be_waited_is_a_usage_error(
     unreachable_prefect: None, billops_home: Path, wait: str
