@@ -191,9 +191,41 @@ def _csv_lines(columns: Sequence[pa.Array]) -> pa.Array:
     fields = [_csv_field(column) for column in columns]
     if len(fields) == 1:  # the csv module writes a lone empty field as "", not as nothing
         fields[0] = pc.if_else(pc.equal(fields[0], ""), '""', fields[0])
-    # The line end goes on the last field (one short column), not on the joined lines.
-    fields[-1] = pc.binary_join_element_wise(fields[-1], "\r\n", "")
-    return pc.binary_join_element_wise(*fields, ",") if len(fields) > 1 else fields[0]
+        return pc.binary_join_element_wise(fields[0], "\r\n", "")
+    parts = _folded(fields)
+    # The line end goes on the last part (one short column, or a literal), not on the lines.
+    if isinstance(parts[-1], str):
+        parts[-1] += "\r\n"
+    else:
+        parts[-1] = pc.binary_join_element_wise(parts[-1], "\r\n", "")
+    return pc.binary_join_element_wise(*parts, ",")
+
+
+def _folded(fields: list[pa.Array]) -> list[pa.Array | str]:
+    """The fields to join with commas, each run of columns that are empty on every row folded
+    into one literal of its commas (k empty fields between two others are k + 1 commas, so the
+    literal holds k - 1). A dry run's report leaves six of its columns empty (no id, no error):
+    Arrow then joins seven columns instead of thirteen, half the time. The first field stays a
+    column, so the join still gives one line per row."""
+    parts: list[pa.Array | str] = [fields[0]]
+    run = 0
+    for field in fields[1:]:
+        if _empty(field):
+            run += 1
+            continue
+        if run:
+            parts.append("," * (run - 1))
+            run = 0
+        parts.append(field)
+    if run:
+        parts.append("," * (run - 1))
+    return parts
+
+
+def _empty(values: pa.Array) -> bool:
+    """True when every value of a (null-free) string column is the empty string."""
+    ends, _ = _parts(values)
+    return values.null_count == 0 and int(ends[-1]) == int(ends[0])
 
 
 def _write_lines(handle: Any, lines: pa.Array) -> None:

@@ -223,3 +223,35 @@ def test_a_one_column_report_writes_an_empty_cell_as_the_csv_module_does(tmp_pat
     )
 
     assert written.read_bytes().decode(REPORT_ENCODING) == 'only\r\n""\r\nx\r\n-\r\n\'=y\r\n'
+
+
+def test_columns_empty_on_every_row_are_written_as_the_csv_module_writes_them(
+    tmp_path: Path,
+) -> None:
+    """The writer folds runs of wholly empty columns into their commas (a dry run's report has
+    six): at the start, between others, at the end, alone or together, and every column empty."""
+    rng = random.Random(5)
+    rows = 50
+    full = [_cell(rng) for _ in range(rows)]
+    blank = [""] * rows
+    shapes = [
+        [blank, full, blank, blank, full, blank],
+        [blank, blank, blank, full],
+        [full, blank],
+        [full, full, blank, blank, blank, blank, blank, blank],
+        [blank, blank, blank],
+        [blank, blank],
+    ]
+    for number, columns in enumerate(shapes):
+        header = [f"h{n}" for n in range(len(columns))]
+        written = write_csv_columns(
+            tmp_path / f"r{number}.csv",
+            header,
+            [[pa.array(column, pa.string()) for column in columns]],
+        )
+
+        expected = io.StringIO(newline="")
+        writer = csv.writer(expected)
+        writer.writerow(header)
+        writer.writerows([neutralise(cell) for cell in row] for row in zip(*columns, strict=True))
+        assert written.read_bytes() == expected.getvalue().encode(REPORT_ENCODING), number
