@@ -28,13 +28,24 @@ from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 MANDATE_STATUSES = ("NONE", "CREATED", "PENDING", "ACTIVE", "CANCELLED", "MIGRATING")
 # Conditions that describe a stay in a state, so they mean nothing before one is entered.
 LEAVE_ONLY = ("after_days", "new_mandate")
-Count = Annotated[int, Field(ge=1)]
-Days = Annotated[int, Field(ge=0)]
+
+
+def whole_number(value: Any) -> Any:
+    """A number of days or things, never a yes/no: YAML reads ``true`` and ``yes`` as booleans,
+    which pydantic would take for 1 (``days_overdue: yes`` meant one day overdue)."""
+    if isinstance(value, bool):
+        raise ValueError("a whole number is expected (e.g. 30), not a yes/no value")
+    return value
+
+
+Count = Annotated[int, BeforeValidator(whole_number), Field(ge=1)]
+Days = Annotated[int, BeforeValidator(whole_number), Field(ge=0)]
+Number = Annotated[int, BeforeValidator(whole_number), Field(ge=0)]
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from tasks.delinquency.conditions import LEAVE_ONLY, ConditionGroup, parse_pounds
+from tasks.delinquency.conditions import LEAVE_ONLY, ConditionGroup, Number, parse_pounds
 
 DEFAULT_POLICY = Path(__file__).with_name("default_policy.yaml")
 EnterAction = Literal["pause_auto_collect", "cancel_collection_on_failure", "report"]
@@ -67,7 +67,7 @@ class ApplySettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     automatic: bool = False
-    max_customers: int = Field(default=25, ge=0)
+    max_customers: Number = 25
     max_amount: Decimal = Decimal("5000.00")
 
     @field_validator("max_amount", mode="before")
@@ -85,8 +85,8 @@ class State(BaseModel):
     description: str = ""
     enter: ConditionGroup
     leave: ConditionGroup | None = None
-    min_days: int = Field(default=0, ge=0)
-    cooldown_days: int = Field(default=0, ge=0)
+    min_days: Number = 0
+    cooldown_days: Number = 0
     on_enter: tuple[EnterAction, ...] = ("report",)
     on_leave: tuple[LeaveAction, ...] = ("report",)
 
@@ -262,6 +262,20 @@ def _decimal(loader: yaml.SafeLoader, node: yaml.Node) -> Decimal:
 
 
 _Loader.add_constructor("tag:yaml.org,2002:float", _decimal)
+_DECIMAL_DIGITS = re.compile(r"[-+]?[0-9]+")
+
+
+def _integer(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    """A whole number in decimal digits only: YAML 1.1 also reads ``1:30`` (base 60, as 90),
+    ``0x1e``, ``017`` (octal, as 15) and ``1_0``, none of which a policy means."""
+    text = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if not _DECIMAL_DIGITS.fullmatch(text):
+        reason = f"{text!r} is not a whole number in decimal digits (e.g. 30)"
+        raise _Unreadable(None, None, reason, node.start_mark)
+    return int(text)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _integer)
 
 Path_ = tuple[str | int, ...]
 

@@ -193,6 +193,36 @@ def test_a_value_that_cannot_be_read_names_the_line_not_a_traceback(
     assert says in message, message
 
 
+# YAML 1.1 reads these as numbers nobody meant: a yes/no as 1, base 60, hexadecimal, octal.
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [
+        ("true", "not a yes/no value"),  # was one day overdue
+        ("yes", "not a yes/no value"),
+        ("1:30", "'1:30' is not a whole number in decimal digits"),  # was 90 days
+        ("0x1e", "'0x1e' is not a whole number in decimal digits"),  # was 30
+        ("1_0", "'1_0' is not a whole number in decimal digits"),  # was 10
+    ],
+)
+def test_a_number_of_days_that_yaml_reads_some_other_way_is_refused(
+    written: str, says: str
+) -> None:
+    message = error_of(MINIMAL.replace("days_overdue: 30", f"days_overdue: {written}"))
+    assert message.startswith("p.yaml, line 4"), message
+    assert says in message, message
+
+
+def test_a_cap_of_customers_given_as_yes_is_refused_not_one() -> None:
+    message = error_of(MINIMAL + "apply: {max_customers: yes}\n")
+    assert message.startswith("p.yaml, line 8") and "apply.max_customers" in message, message
+    assert "not a yes/no value" in message, message
+
+
+def test_a_number_with_a_leading_zero_is_read_in_decimal_not_octal() -> None:
+    policy = parse_policy(MINIMAL.replace("days_overdue: 30", "days_overdue: 017"))
+    assert "days_overdue=17" in repr(policy.states[0].enter), policy.states[0].enter
+
+
 def test_a_cap_too_large_to_hold_names_the_line() -> None:
     message = error_of(MINIMAL + "apply: {max_amount: 1e30}\n")
     assert message.startswith("p.yaml, line 8") and "too large" in message, message
