@@ -16,13 +16,15 @@ At most 3 customers per payer are kept, best first.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from rapidfuzz import fuzz, process
+
+from tasks.bank_payments._kernels import encoded, mask
 
 NAME_CUTOFF = 70
 CUSTOMERS_PER_PAYER = 3
@@ -40,14 +42,68 @@ def name_keys(names: pa.Array) -> list[str]:
     return [str(t) for t in text.to_pylist()]
 
 
-def _word_index(keys: list[str]) -> dict[str, list[int]]:
-    index: defaultdict[str, list[int]] = defaultdict(list)
-    for number, key in enumerate(keys):
-        for word in set(key.split()):
-            if len(word) >= 3:
-                index[word].append(number)
-    common = max(50, len(keys) // 100)
-    return {word: found for word, found in index.items() if len(found) <= common}
+@dataclass(frozen=True)
+class _Words:
+    """The distinctive words of the customers' keys (3 characters or more, in at most 1 % of
+    the names or 50 of them), each with the customers that have it, in customer order:
+    ``members[start[w] : start[w] + count[w]]`` for the word of code ``w``."""
+
+    words: pa.Array
+    rank: np.ndarray  # each word's place in sorted order (ties of rarity go to the first)
+    members: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
+
+    @classmethod
+    def of(cls, keys: list[str]) -> _Words:
+        # By whole arrays: a Python dict of lists over every customer's words made as many
+        # objects as there are customers, and the collector then walked them all again.
+        owner, flat = _split_words(keys)
+        codes = encoded(flat)
+        word = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        pair = np.unique(word * max(len(keys), 1) + owner)  # each word once per name
+        word, owner = pair // max(len(keys), 1), pair % max(len(keys), 1)
+        count = np.bincount(word, minlength=len(codes.dictionary))
+        common = max(50, len(keys) // 100)
+        kept = np.flatnonzero(count <= common)
+        inside = np.isin(word, kept)
+        code_of = np.full(len(count), -1, dtype=np.int64)
+        code_of[kept] = np.arange(len(kept))
+        words = codes.dictionary.take(pa.array(kept))
+        rank = np.empty(len(kept), dtype=np.int64)
+        rank[np.asarray(pc.sort_indices(words).to_numpy(), dtype=np.int64)] = np.arange(len(kept))
+        kept_count = count[kept]
+        start = np.r_[0, np.cumsum(kept_count)[:-1]].astype(np.int64)
+        members = owner[inside]  # sorted by word code, then customer: kept codes keep that order
+        return cls(words, rank, members, start, kept_count)
+
+    def rarest(self, keys: list[str], among: np.ndarray) -> np.ndarray:
+        """For each of the keys at ``among``: the code of its rarest word (fewest customers,
+        then the first in sorted order), -1 for a key with none."""
+        found = np.full(len(among), -1, dtype=np.int64)
+        if len(among) == 0 or len(self.words) == 0:
+            return found
+        owner, flat = _split_words([keys[i] for i in among])
+        code = pc.index_in(flat, value_set=self.words)
+        known = np.flatnonzero(mask(pc.is_valid(code)))
+        code_np = np.asarray(pc.fill_null(code, 0).to_numpy(zero_copy_only=False), np.int64)
+        owner, code_np = owner[known], code_np[known]
+        if len(owner) == 0:
+            return found
+        order = np.lexsort((self.rank[code_np], self.count[code_np], owner))
+        owner, code_np = owner[order], code_np[order]
+        first = np.r_[True, owner[1:] != owner[:-1]]
+        found[owner[first]] = code_np[first]
+        return found
+
+
+def _split_words(keys: list[str]) -> tuple[np.ndarray, pa.Array]:
+    """The words of 3 characters or more of each key, and the index of the key each is of."""
+    words = pc.split_pattern(pa.array(keys, pa.string()), " ")
+    flat = pc.list_flatten(words)
+    owner = np.asarray(pc.list_parent_indices(words).to_numpy(), dtype=np.int64)
+    long = np.flatnonzero(mask(pc.greater_equal(pc.utf8_length(flat), 3)))
+    return owner[long], flat.take(pa.array(long))
 
 
 class _Customers:
@@ -58,28 +114,30 @@ class _Customers:
         array = np.array(keys, dtype=str)
         self.sorted = np.argsort(array, kind="stable")
         self.sorted_keys = array[self.sorted]
-        self.words = _word_index(keys)
+        self.words = _Words.of(keys)
 
-    def starting_with(self, keys: list[str]) -> list[list[int]]:
-        """For each key (8 characters or more), the customers whose key starts with it."""
-        found: list[list[int]] = [[] for _ in keys]
+    def starting_with(self, keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """For each key (8 characters or more), the customers whose key starts with it (at most
+        :data:`CUSTOMERS_PER_PAYER`): (index into ``keys``, customer) pairs, by key and then
+        in sorted order of the customers' keys."""
+        none = np.zeros(0, dtype=np.int64)
         if not keys or len(self.sorted_keys) == 0:
-            return found
+            return none, none
         wanted = np.array(keys, dtype=str)
         long_enough = np.strings.str_len(wanted) >= MIN_PREFIX
         first = np.searchsorted(self.sorted_keys, wanted)
+        run = long_enough  # still a run of matches from ``first``
+        found_key, found_customer = [], []
         for step in range(CUSTOMERS_PER_PAYER):
             position = np.minimum(first + step, len(self.sorted_keys) - 1)
-            inside = (first + step < len(self.sorted_keys)) & long_enough
-            hit = inside & np.strings.startswith(self.sorted_keys[position], wanted)
-            for index in np.flatnonzero(hit):
-                if step == len(found[index]):  # still a run of matches from ``first``
-                    found[index].append(int(self.sorted[position[index]]))
-        return found
-
-    def rarest_word(self, key: str) -> str | None:
-        present = [w for w in set(key.split()) if w in self.words]
-        return min(present, key=lambda w: (len(self.words[w]), w)) if present else None
+            inside = first + step < len(self.sorted_keys)
+            run = run & inside & np.strings.startswith(self.sorted_keys[position], wanted)
+            hit = np.flatnonzero(run)
+            found_key.append(hit)
+            found_customer.append(self.sorted[position[hit]])
+        key, customer = np.concatenate(found_key), np.concatenate(found_customer)
+        order = np.argsort(key, kind="stable")  # steps were concatenated in order
+        return key[order], customer[order].astype(np.int64)
 
 
 def name_matches(payers: pa.Array, customers: pa.Array) -> pd.DataFrame:
@@ -88,23 +146,17 @@ def name_matches(payers: pa.Array, customers: pa.Array) -> pd.DataFrame:
     known = _Customers(name_keys(customers))
     payer_keys = name_keys(payers)
     exact = _exact(payer_keys, known.keys)
-    rows: list[tuple[int, int, float]] = []
-    blocks: defaultdict[str, list[tuple[int, str]]] = defaultdict(list)
     matched = set(exact["payer"].tolist())
-    rest = [n for n, key in enumerate(payer_keys) if key and n not in matched]
-    prefixes = known.starting_with([payer_keys[n] for n in rest])
-    for number, prefix in zip(rest, prefixes, strict=True):
-        key = payer_keys[number]
-        if prefix:
-            rows.extend((number, c, 95.0) for c in prefix)
-            continue
-        word = known.rarest_word(key)
-        if word is not None:
-            blocks[word].append((number, key))
-    for word, queries in blocks.items():
-        rows.extend(_fuzzy(queries, known.words[word], known.keys))
-    found = pd.DataFrame(rows, columns=["payer", "customer", "score"])
-    both = pd.concat([exact, found], ignore_index=True)
+    rest = np.array(
+        [n for n, key in enumerate(payer_keys) if key and n not in matched], dtype=np.int64
+    )
+    at, customer = known.starting_with([payer_keys[n] for n in rest])
+    with_prefix = np.zeros(len(rest), dtype=bool)
+    with_prefix[at] = True
+    others = rest[~with_prefix]
+    found = pd.DataFrame({"payer": rest[at], "customer": customer, "score": np.full(len(at), 95.0)})
+    fuzzy = _fuzzy(payer_keys, others, known)
+    both = pd.concat([exact, found, fuzzy], ignore_index=True)
     return both.astype({"payer": "int64", "customer": "int64", "score": "float64"})
 
 
@@ -117,20 +169,48 @@ def _exact(payer_keys: list[str], customer_keys: list[str]) -> pd.DataFrame:
     return joined.assign(score=100.0)[["payer", "customer", "score"]]
 
 
-def _fuzzy(
-    queries: list[tuple[int, str]], block: list[int], keys: list[str]
-) -> list[tuple[int, int, float]]:
-    scores = process.cdist(
-        [key for _n, key in queries],
-        [keys[c] for c in block],
-        scorer=fuzz.token_set_ratio,
-        score_cutoff=NAME_CUTOFF,
-        dtype=np.uint8,
+def _fuzzy(payer_keys: list[str], payers: np.ndarray, known: _Customers) -> pd.DataFrame:
+    """The payers (indices into ``payer_keys``) scored against the customers sharing their
+    rarest word: one ``cdist`` per word, its payers in the order first met; the best
+    :data:`CUSTOMERS_PER_PAYER` at :data:`NAME_CUTOFF` or more per payer (ties: customer order)."""
+    words = known.words
+    word = words.rarest(payer_keys, payers)
+    payers, word = payers[word >= 0], word[word >= 0]
+    if len(payers) == 0:
+        return pd.DataFrame({"payer": payers, "customer": payers, "score": np.zeros(0)})
+    # Blocks in the order their word is first met, each block's payers in their order.
+    first_met = np.full(len(words.count), len(payers), dtype=np.int64)
+    np.minimum.at(first_met, word, np.arange(len(payers)))
+    order = np.lexsort((np.arange(len(payers)), first_met[word]))
+    payers, word = payers[order], word[order]
+    width = words.count[word]  # customers each payer is scored against
+    offset = np.r_[0, np.cumsum(width)].astype(np.int64)
+    scores = np.zeros(int(offset[-1]), dtype=np.uint8)
+    blocks = np.flatnonzero(np.r_[True, word[1:] != word[:-1]])
+    ends = np.r_[blocks[1:], len(word)]
+    customer_keys = np.array(known.keys, dtype=object)
+    query_keys = np.array(payer_keys, dtype=object)[payers]
+    for begin, end in zip(blocks.tolist(), ends.tolist(), strict=True):
+        code = int(word[begin])
+        block = words.members[words.start[code] : words.start[code] + words.count[code]]
+        scores[offset[begin] : offset[end]] = process.cdist(
+            query_keys[begin:end].tolist(),
+            customer_keys[block].tolist(),
+            scorer=fuzz.token_set_ratio,
+            score_cutoff=NAME_CUTOFF,
+            dtype=np.uint8,
+        ).ravel()
+    # Best first within each payer's row, the earlier customer first among equal scores.
+    query = np.repeat(np.arange(len(payers)), width)
+    column = np.arange(len(scores)) - offset[query]
+    ranked = np.lexsort((column, -scores.astype(np.int16), query))
+    place = np.arange(len(ranked)) - offset[query[ranked]]
+    keep = ranked[(place < CUSTOMERS_PER_PAYER) & (scores[ranked] >= NAME_CUTOFF)]
+    customer = words.members[words.start[word[query[keep]]] + column[keep]]
+    return pd.DataFrame(
+        {
+            "payer": payers[query[keep]],
+            "customer": customer,
+            "score": scores[keep].astype(np.float64),
+        }
     )
-    best = np.argsort(-scores.astype(np.int16), axis=1, kind="stable")[:, :CUSTOMERS_PER_PAYER]
-    rows: list[tuple[int, int, float]] = []
-    for (number, _key), row, columns in zip(queries, scores, best, strict=True):
-        rows.extend(
-            (number, block[int(i)], float(row[i])) for i in columns if row[i] >= NAME_CUTOFF
-        )
-    return rows
