@@ -17,8 +17,10 @@ from tasks.common.working_days import london_today
 from tasks.delinquency.policy import PolicyError
 from tasks.delinquency.report import report_folder
 from tasks.delinquency.steps import (
+    UnusableDay,
     batches,
     calls_task,
+    check_day,
     choose_policy,
     new_applier,
     plan_task,
@@ -51,12 +53,14 @@ def pause_delinquent_customers(
             $BILLOPS_HOME/policies/<biller>.yaml, else the policy billops ships.
         dry_run: Plan and report only: every call it would make, nothing sent, nothing recorded.
         as_of: The day the policy is evaluated for (default today in Europe/London); never
-            earlier than the day of the biller's previous run.
+            earlier than the day of the biller's previous run, nor later than today (but for a
+            sandbox biller, whose clock may run ahead).
     """
     run_id = current_run_id()
     try:
         rules = choose_policy(biller, policy)
-    except PolicyError as exc:
+        check_day(biller, as_of)
+    except (PolicyError, UnusableDay) as exc:
         return rejected(biller, exc)
     ledger = open_ledger()
     try:

@@ -20,7 +20,8 @@ from billing_api import BillingClient
 from ledger import Ledger
 from ledger.delinquency import Standing
 from ledger.settings import BillopsSettings
-from tasks.common.session import BillerSession
+from tasks.common.session import BillerSession, load_biller_block
+from tasks.common.working_days import london_today
 from tasks.common.write_once import SendBudget
 from tasks.delinquency.apply import Applier, CallOutcome, Outcome, apply_calls
 from tasks.delinquency.evaluate import evaluate, standing_frame
@@ -39,6 +40,30 @@ def choose_policy(biller: str, path: Path | None) -> Policy:
         own = BillopsSettings().home / "policies" / f"{biller}.yaml"
         path = own if own.is_file() else None
     return load_policy(path)
+
+
+class UnusableDay(ValueError):
+    """An ``as_of`` a run cannot evaluate for (nothing is read or sent)."""
+
+
+def check_day(block: str, as_of: date | None) -> None:
+    """Refuse a day after today in Europe/London for a live service.
+
+    Every run stores its snapshot, and a later run for an earlier day is refused (it would count
+    days and failures backwards): one run dated next month, even a dry run to see what would
+    happen, would hold back every nightly run until then. The sandbox's clock may run ahead of
+    this machine's (simulated days), so a sandbox biller may be evaluated for a later day.
+    """
+    today = london_today()
+    if as_of is None or as_of <= today:
+        return
+    if load_biller_block(block).environment == "sandbox":
+        return
+    raise UnusableDay(
+        f"as_of {as_of.isoformat()} is after today ({today.isoformat()} in Europe/London): the "
+        "service's debts are as of today, and a run stored for a later day would hold back "
+        "every run until that day"
+    )
 
 
 @task(name="delinquency-snapshot", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)

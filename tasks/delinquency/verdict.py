@@ -37,7 +37,7 @@ from tasks.common.outcome import Outcome as RunOutcome
 from tasks.delinquency.apply import CallOutcome, Outcome
 from tasks.delinquency.approval import is_unattended
 from tasks.delinquency.plan import CallStatus, Plan
-from tasks.delinquency.policy import Policy, PolicyError
+from tasks.delinquency.policy import Policy
 from tasks.delinquency.report import publish
 
 # The job's own state names, beside the shared ones (DRY_RUN, REJECTED, APPROVAL_*).
@@ -200,8 +200,8 @@ def finish(
     return end_run(RunOutcome(state, message, attention=attention), data=run)
 
 
-def rejected(block: str, exc: PolicyError) -> State:
-    """The end of a run whose policy file is unusable: nothing was read or sent."""
+def rejected(block: str, exc: ValueError) -> State:
+    """The end of a run whose policy file or day is unusable: nothing was read or sent."""
     message = f"{exc}: nothing was sent"
     run = DelinquencyRun(
         biller=block, as_of="", state=REJECTED, message=message, report=None, calls=0, customers=0

@@ -142,3 +142,37 @@ def test_an_unusable_policy_is_rejected_with_exit_code_3(
     code, out = invoke("run", "pause-delinquent", "--biller", block, "--policy", str(bad))
     assert code == 3, out
     assert "Rejected" in out and "line 2" in flat(out) and "report:" not in out
+
+
+def test_a_day_after_today_is_refused_for_a_live_service(
+    prefect: None, dlq_home: Path, tmp_path: Path
+) -> None:
+    """A run stores its snapshot and no later run may look at an earlier day, so one run dated
+    next month (even a dry run) held back every nightly run until then. Refused before the
+    service is read (the block names the live service, which the test never reaches)."""
+    from datetime import timedelta
+
+    import sqlalchemy as sa
+
+    from blocks import BillerCredentials
+    from ledger.settings import BillopsSettings
+    from tasks.common.working_days import london_today
+
+    block = f"dlq-live-{uuid.uuid4().hex[:6]}"
+    BillerCredentials(
+        environment="production", client_id="app", client_secret="unused", refresh_token="unused"
+    ).save(block)
+    policy = write_policy(tmp_path, OWES.format(automatic="false", customers=5, amount="500"))
+    later = (london_today() + timedelta(days=30)).isoformat()
+
+    code, out = invoke(
+        "run", "pause-delinquent", "--biller", block, "--policy", str(policy), "--as-of", later
+    )
+
+    assert code == 3, out
+    assert "Rejected" in out and f"as_of {later} is after today" in flat(out), out
+    engine = sa.create_engine(BillopsSettings().ledger_database_url)
+    with engine.connect() as connection:
+        stored = connection.execute(sa.text("SELECT COUNT(*) FROM ledger_delinquency_snapshots"))
+        assert stored.scalar_one() == 0  # nothing stored for a later day
+    engine.dispose()
