@@ -95,6 +95,8 @@ def recovery_state(name: str, journal: TokenJournal | None = None) -> JournalSta
 
 def _recovered(name: str, journal: TokenJournal, path: Path | None) -> TokenSet:
     if path is not None:
+        if path.is_dir():
+            raise RecoveryError(f"{path} is a folder: give the recovery file in it")
         if not path.is_file():
             raise RecoveryError(f"no recovery file at {path}")
         try:

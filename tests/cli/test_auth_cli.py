@@ -185,6 +185,21 @@ def test_recover_saves_the_journal_record_into_the_block_then_removes_it(
     assert journal.state(name).tokens == rotated
 
 
+def test_recover_from_a_folder_says_it_is_a_folder(
+    prefect_api: str, admin: SandboxAdmin, runner: CliRunner, billops_home: Path, tmp_path: Path
+) -> None:
+    """It said "no recovery file at DIR", as if the path did not exist."""
+    name = unique_name("dir")
+    block, _ = save_connected_block(admin, name)
+    register_block_secrets(block)
+
+    result = runner.invoke(app, ["auth", "recover", "--block", name, "--file", str(tmp_path)])
+
+    assert result.exit_code == 1, result.output
+    assert "is a folder: give the recovery file in it" in " ".join(result.output.split())
+    assert BillerCredentials.load(name).read() == block.read()  # nothing restored
+
+
 def test_recover_names_a_refresh_that_died_in_flight(
     prefect_api: str, admin: SandboxAdmin, runner: CliRunner, billops_home: Path
 ) -> None:
