@@ -29,6 +29,8 @@ from tasks.payouts._profiles import DEDUCTION, PAYMENT
 from tasks.payouts._service import INVOICE, PAYMENT_REQUEST, document_keys
 
 PAID_STATUSES = ("PAID", "SETTLED")
+# The item columns that pairing a deduction with its payment reads.
+PAIRED = ("payout_id", "position", "reference", "arrival_date", "payment_id", "amount")
 # Working days a payment that failed after it was paid out may wait for its deduction: the
 # service deducts it from the next payout whose payments cover it (docs/service.md §6 Payouts).
 DEDUCTION_GRACE = 10
@@ -56,8 +58,10 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
     _, numbers = document_keys(history)
     kind = history["kind"]
     is_deduction = (kind == DEDUCTION).to_numpy(dtype=bool)
+    # Only the columns pairing reads are copied and boxed (rows are read one by one below).
+    paired_columns = history[list(PAIRED)]
     deductions = (
-        history[is_deduction]
+        paired_columns[is_deduction]
         .assign(doc=numbers[is_deduction].to_numpy(dtype=object))
         .sort_values(["arrival_date", "payout_id", "position"], kind="stable")
     )
@@ -69,7 +73,7 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
         | numbers.isin(list(set(deductions["doc"]) - {""})).to_numpy(dtype=bool)
     )
     payments = (
-        history[wanted]
+        paired_columns[wanted]
         .assign(doc=numbers[wanted].to_numpy(dtype=object))
         .sort_values(["arrival_date", "payout_id", "position"], kind="stable")
     )
@@ -161,12 +165,15 @@ def check_items(
     amount = items["amount"].to_numpy(dtype=np.int64)
     payment = (items["kind"] == PAYMENT).to_numpy(dtype=bool)
     ok = payment & found & (amount <= paid)
-    notes = np.full(len(items), "", dtype=object)
+    notes: dict[int, str] = {}  # by line; the few lines with a note
     taken_back = _taken_back(items, deductions, history)
-    for i in sorted({*np.flatnonzero(payment & ~ok).tolist(), *taken_back}):
-        if not payment[i]:
-            continue
-        number, state = str(numbers.iat[i] or "(no number)"), str(status.iat[i])
+    # The lines looked at one by one read their texts from lists (``iat`` on Arrow text costs
+    # a look-up per cell).
+    checked = [
+        i for i in sorted({*np.flatnonzero(payment & ~ok).tolist(), *taken_back}) if payment[i]
+    ]
+    for i, text, cell in zip(checked, _at(numbers, checked), _at(status, checked), strict=True):
+        number, state = str(text or "(no number)"), str(cell)
         back = taken_back.get(i, "")
         ok[i], notes[i] = _payment_verdict(number, int(amount[i]), found[i], state, paid[i], back)
         if not ok[i] and found[i] and not back and state not in PAID_STATUSES:
@@ -180,14 +187,33 @@ def check_items(
             refs = ", ".join(twice[payment_id])
             notes[i] = f"payment {payment_id} is paid out by several payouts ({refs})"
     pairs = {(str(r["payout_id"]), int(r["position"])): r for r in deductions.to_dict("records")}
-    payout_ids, positions = items["payout_id"], items["position"].to_numpy(dtype=np.int64)
-    for i in map(int, np.flatnonzero(~payment)):
-        key = (str(payout_ids.iat[i]), int(positions[i]))
-        number = str(numbers.iat[i] or "(no number)")
+    positions = items["position"].to_numpy(dtype=np.int64)
+    lines = np.flatnonzero(~payment).tolist()
+    for i, payout_id, text, cell in zip(
+        lines, _at(items["payout_id"], lines), _at(numbers, lines), _at(status, lines), strict=True
+    ):
+        key = (str(payout_id), int(positions[i]))
+        number = str(text or "(no number)")
         ok[i], notes[i] = _deduction_verdict(
-            number, -int(amount[i]), pairs.get(key), found[i], str(status.iat[i])
+            number, -int(amount[i]), pairs.get(key), found[i], str(cell)
         )
-    return items.assign(ok=ok, note=notes, doc=numbers.array, doc_status=status.array)
+    note = _text_column(len(items), notes)
+    return items.assign(ok=ok, note=note, doc=numbers.array, doc_status=status.array)
+
+
+def _text_column(count: int, texts: Mapping[int, str]) -> pd.api.extensions.ExtensionArray:
+    """A text column of ``count`` lines, ``texts`` on the lines it names and "" elsewhere, built
+    by Arrow (an object array of a year of mostly empty notes costs a conversion per line)."""
+    indices = np.zeros(count, dtype=np.int32)
+    indices[np.fromiter(texts, dtype=np.int64, count=len(texts))] = np.arange(1, len(texts) + 1)
+    values = pa.array(["", *map(str, texts.values())], pa.large_string())
+    column = pa.DictionaryArray.from_arrays(pa.array(indices), values).cast(pa.large_string())
+    return pd.array(column, dtype="str")
+
+
+def _at(column: pd.Series, rows: list[int]) -> list[object]:
+    """``column``'s values at the positions ``rows``, as Python objects."""
+    return column.iloc[rows].tolist() if rows else []
 
 
 def _taken_back(

@@ -71,11 +71,25 @@ def payout_codes(payout_ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), firsts
 
 
-def payouts_of(items: pd.DataFrame) -> pd.DataFrame:
-    """One row per payout (see the module docstring), in arrival order."""
+def arrow_payout_codes(payout_ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`payout_codes` of an Arrow column of payout ids without nulls (a file's cells), by
+    one dictionary encode: it numbers the values in order of first appearance, as
+    ``pd.factorize`` does, without the copies pandas makes around it."""
+    encoded = payout_ids.dictionary_encode()
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    firsts = np.zeros(len(encoded.dictionary), dtype=np.int64)
+    firsts[codes[::-1]] = np.arange(len(codes) - 1, -1, -1, dtype=np.int64)  # the first row wins
+    return codes, firsts
+
+
+def payouts_of(
+    items: pd.DataFrame, *, grouped: tuple[np.ndarray, np.ndarray] | None = None
+) -> pd.DataFrame:
+    """One row per payout (see the module docstring), in arrival order; ``grouped``:
+    :func:`payout_codes` of ``items`` where the caller has them already."""
     if items.empty:
         return empty_payouts()
-    codes, firsts = payout_codes(items["payout_id"])
+    codes, firsts = grouped if grouped is not None else payout_codes(items["payout_id"])
     amounts = items["amount"].to_numpy(dtype=np.int64)
     work = pd.DataFrame(
         {

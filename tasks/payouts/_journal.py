@@ -80,7 +80,9 @@ def _deductions(
     period = set(reconciliation.in_period()["payout_id"])
     items = reconciliation.items
     chosen = items[(items["kind"] == DEDUCTION) & items["payout_id"].isin(list(period))]
-    for row in chosen.itertuples(index=False):
+    # Only the columns a line reads: itertuples boxes every cell it is given.
+    used = ["amount", "arrival_date", "reference", "position", "payout_id", "doc", "payment_id"]
+    for row in chosen[used].itertuples(index=False):
         amount = -int(row.amount)
         day = as_date(row.arrival_date)
         journal = f"{row.reference}-D{int(row.position)}"
@@ -102,14 +104,19 @@ def _deductions(
 def _transfers(
     reconciliation: Reconciliation, accounts: JournalAccounts
 ) -> Iterator[list[list[str]]]:
-    # Plain dicts, not .loc: a year is hundreds of links, each looked up several times.
+    # Plain dicts, not .loc: a year is hundreds of links, each looked up several times. Built
+    # from the columns they hold only (itertuples boxes every cell it is given).
     payouts = {
         str(r.payout_id): (str(r.reference), int(r.amount))
-        for r in reconciliation.payouts.itertuples(index=False)
+        for r in reconciliation.payouts[["payout_id", "reference", "amount"]].itertuples(
+            index=False
+        )
     }
     credits = {
         str(r.key): (as_date(r.booked_on), int(r.amount), str(r.reference))
-        for r in reconciliation.credits.itertuples(index=False)
+        for r in reconciliation.credits[["key", "booked_on", "amount", "reference"]].itertuples(
+            index=False
+        )
     }
     period = set(reconciliation.in_period()["payout_id"])
     for link in reconciliation.matches.links:

@@ -108,11 +108,15 @@ def sides(payouts: pd.DataFrame, credits: pd.DataFrame) -> tuple[list[Side], lis
     """Payouts (by payout amount) and credits as :class:`Side` lists."""
     left = [
         Side(str(r.payout_id), as_date(r.arrival_date), int(r.amount), str(r.reference))
-        for r in payouts.itertuples(index=False)
+        for r in payouts[["payout_id", "arrival_date", "amount", "reference"]].itertuples(
+            index=False
+        )
     ]
     right = [
         Side(str(r.key), as_date(r.booked_on), int(r.amount), f"{r.reference} {r.text} {r.payer}")
-        for r in credits.itertuples(index=False)
+        for r in credits[["key", "booked_on", "amount", "reference", "text", "payer"]].itertuples(
+            index=False
+        )
     ]
     return left, right
 

@@ -38,6 +38,18 @@ from tasks.payouts._profiles import DEDUCTION
 FINE = (MATCHED, IN_TRANSIT)  # states that need no person
 PRECEDENCE = (MISSING, ITEM_MISMATCH, WITH_DIFFERENCE, SUGGESTED, IN_TRANSIT, MATCHED)
 MAX_NOTES = 3
+# The columns a result is made of: rows are read with only these (itertuples boxes every cell of
+# every column it is given, one Arrow scalar at a time).
+PAYOUT_RESULT = (
+    "payout_id",
+    "state",
+    "arrival_date",
+    "items_net",
+    "bank_difference",
+    "credit_keys",
+    "reasons",
+)
+CREDIT_RESULT = ("key", "state", "booked_on", "amount", "payout_ids", "how")
 
 
 def money(pennies: int) -> str:
@@ -104,7 +116,7 @@ class Reconciliation:
                 tuple(k for k in str(r.credit_keys).split(" ") if k),
                 tuple(str(r.reasons).split("; ")),
             )
-            for r in self.payouts.itertuples(index=False)
+            for r in self.payouts[list(PAYOUT_RESULT)].itertuples(index=False)
         ]
         found += [
             PayoutResult(
@@ -117,7 +129,7 @@ class Reconciliation:
                 tuple(k for k in str(r.payout_ids).split(" ") if k),
                 (str(r.how),),
             )
-            for r in credits.itertuples(index=False)
+            for r in credits[list(CREDIT_RESULT)].itertuples(index=False)
         ]
         return found
 

@@ -27,8 +27,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tasks.common.finance_files import InputFileError, LoadedTable, load_table
-from tasks.payouts._items import DATE, ITEM_TEXT, Problem, empty_items, payout_codes, payouts_of
-from tasks.payouts._profiles import DEDUCTION, PAYMENT, ReportProfile, available_report_profiles
+from tasks.payouts._items import (
+    DATE,
+    ITEM_TEXT,
+    Problem,
+    arrow_payout_codes,
+    empty_items,
+    payouts_of,
+)
+from tasks.payouts._profiles import (
+    DEDUCTION,
+    DOCUMENTS,
+    PAYMENT,
+    ReportProfile,
+    available_report_profiles,
+)
 from tasks.payouts._values import dates_column, distinct, pennies_column
 
 HEAD_BYTES = 64 * 1024
@@ -73,13 +86,14 @@ def read_payout_report(
     if isinstance(loaded, str):  # a header and no payouts: an export of a period without any
         empty = empty_items()
         return PayoutReport(str(path), loaded, chosen.name, empty, payouts_of(empty))
-    items, problems = _items(loaded, chosen)
+    items, problems, grouped = _items(loaded, chosen)
     if problems:
         problems.sort(key=lambda p: p.line)
         first = problems[0]
         more = f" ({len(problems) - 1} more problem(s) in the file)" if len(problems) > 1 else ""
         raise PayoutReportRefused(str(path), f"{first}{more}; nothing was kept", problems)
-    return PayoutReport(str(path), loaded.sha256, chosen.name, items, payouts_of(items))
+    payouts = payouts_of(items, grouped=grouped)
+    return PayoutReport(str(path), loaded.sha256, chosen.name, items, payouts)
 
 
 def is_payout_report(path: Path) -> str | None:
@@ -138,7 +152,10 @@ def _ranked(path: Path, candidates: list[ReportProfile]) -> list[ReportProfile]:
     )
 
 
-def _items(loaded: LoadedTable, profile: ReportProfile) -> tuple[pd.DataFrame, list[Problem]]:
+def _items(
+    loaded: LoadedTable, profile: ReportProfile
+) -> tuple[pd.DataFrame, list[Problem], tuple[np.ndarray, np.ndarray]]:
+    """The items frame, the problems found, and :func:`payout_codes` of its lines."""
     table = loaded.table
     names = table.column_names
     lines = np.asarray(table.lines.to_numpy(), dtype=np.int64)
@@ -162,12 +179,12 @@ def _items(loaded: LoadedTable, profile: ReportProfile) -> tuple[pd.DataFrame, l
         "kind": kinds,
         "amount": pa.array(signed),
     }
-    frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
-    codes, firsts = payout_codes(frame["payout_id"])  # grouped by integers, once
-    frame["position"] = pd.Series(codes).groupby(codes).cumcount().to_numpy(dtype=np.int64)
+    codes, firsts = arrow_payout_codes(columns["payout_id"])  # grouped by integers, once
     if not problems:
-        problems += _inconsistent(frame, names, codes, firsts)
-    return frame, problems
+        problems += _inconsistent(columns, names, codes, firsts)
+    frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
+    frame["position"] = pd.Series(codes).groupby(codes).cumcount().to_numpy(dtype=np.int64)
+    return frame, problems, (codes, firsts)
 
 
 def _shape_problems(loaded: LoadedTable, lines: np.ndarray) -> list[Problem]:
@@ -212,18 +229,24 @@ def _kinds(
         )
         return kinds, amounts, []
     known, indices = distinct(words, lambda w: profile.kind_of(w) or "")
-    # Each line's kind through the distinct words' (a handful): no Python string per line.
+    # Each line's kind through the distinct words' (a handful): no Python string per line, and
+    # each test on the handful, spread back by index.
+    kind_of_word = np.array([str(k) for k in known], dtype=object)
     looked_up = pa.DictionaryArray.from_arrays(
-        pa.array(indices, pa.int32()), pa.array([str(k) for k in known], pa.string())
+        pa.array(indices, pa.int32()), pa.array(kind_of_word.tolist(), pa.string())
     ).cast(pa.string())
+
+    def lines_of(kind: str) -> np.ndarray:
+        return np.asarray((kind_of_word == kind)[indices], dtype=bool)
+
     problems: list[tuple[int, str, str]] = []
-    unknown = np.flatnonzero(_mask(pc.equal(looked_up, "")))
+    unknown = np.flatnonzero(lines_of(""))
     listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in profile.item_types.items())
     problems += [
         (int(i), _text(words, int(i)), f"is not a line type of the layout ({listed})")
         for i in unknown
     ]
-    deduction = _mask(pc.equal(looked_up, DEDUCTION))
+    deduction = lines_of(DEDUCTION)
     signed = amounts.copy()
     if profile.deductions == "positive":
         wrong = deduction & (amounts < 0)
@@ -241,7 +264,7 @@ def _kinds(
         )
         for i in np.flatnonzero(wrong)
     ]
-    negative_payment = _mask(pc.equal(looked_up, PAYMENT)) & (amounts < 0)
+    negative_payment = lines_of(PAYMENT) & (amounts < 0)
     problems += [
         (
             int(i),
@@ -258,62 +281,64 @@ def _text(values: pa.Array, row: int) -> str:
 
 
 def _inconsistent(
-    frame: pd.DataFrame, names: dict[str, str], codes: np.ndarray, firsts: np.ndarray
+    columns: dict[str, pa.Array], names: dict[str, str], codes: np.ndarray, firsts: np.ndarray
 ) -> list[Problem]:
     """Lines that contradict the first line of their payout, lines naming no document, and a
-    payment twice in one payout (``codes`` and ``firsts``: :func:`payout_codes` of the lines)."""
+    payment twice in one payout (``columns``: the items' Arrow columns; ``codes`` and
+    ``firsts``: :func:`arrow_payout_codes` of their payouts). Checked on the Arrow columns, before
+    the frame is built; only the lines reported are looked at one by one."""
     problems: list[Problem] = []
     fields = [f for f in ("reference", "arrival_date", "payout_amount") if f in names]
-    # Each line against its payout's first line, by Arrow on the compared columns (a groupby's
-    # "first" of the whole report would copy it).
+    # Each line against its payout's first line (a groupby's "first" would copy the report).
     heads = firsts[codes]
     for field in fields:
-        values = pa.array(frame[field])
+        values = columns[field]
         same = pc.equal(values, values.take(pa.array(heads)))
         for row in np.flatnonzero(~_mask(same))[:20]:
             problems.append(
                 Problem(
-                    int(frame["line"].iat[row]),
+                    _line(columns, row),
                     names[field],
-                    str(frame[field].iat[row]),
-                    f"differs from the first line of payout {frame['payout_id'].iat[row]} "
-                    f"({frame[field].iat[int(heads[row])]})",
+                    _cell(columns, field, row),
+                    f"differs from the first line of payout {_cell(columns, 'payout_id', row)} "
+                    f"({_cell(columns, field, heads[row])})",
                 )
             )
-    documents = [
-        n
-        for n in (
-            "invoice_number",
-            "payment_request_number",
-            "payment_id",
-            "invoice_id",
-            "payment_request_id",
-        )
-        if n in names
-    ]
-    nothing = np.logical_and.reduce([(frame[n] == "").to_numpy(dtype=bool) for n in documents])
+    documents = [n for n in DOCUMENTS if n in names]
+    nothing = np.logical_and.reduce([_mask(pc.equal(columns[n], "")) for n in documents])
     for row in np.flatnonzero(nothing)[:20]:
-        problems.append(
-            Problem(
-                int(frame["line"].iat[row]), "", "", "names no invoice, payment request or payment"
-            )
-        )
+        reason = "names no invoice, payment request or payment"
+        problems.append(Problem(_line(columns, row), "", "", reason))
     if "payment_id" in names:
-        # A payment twice in one payout with the same kind: one integer key per line (payout,
-        # payment, kind), not a three-column duplicated() over a copy of the named lines.
-        named = (frame["payment_id"] != "").to_numpy(dtype=bool)
-        payment, _ = pd.factorize(frame["payment_id"], sort=False)
-        deduction = (frame["kind"] == DEDUCTION).to_numpy(dtype=np.int64)
-        key = (codes.astype(np.int64) * (int(payment.max(initial=0)) + 1) + payment) * 2 + deduction
-        twice = np.zeros(len(frame), dtype=bool)
-        twice[named] = pd.Series(key[named]).duplicated(keep="first").to_numpy(dtype=bool)
-        for row in np.flatnonzero(twice)[:20]:
-            problems.append(
-                Problem(
-                    int(frame["line"].iat[row]),
-                    names["payment_id"],
-                    str(frame["payment_id"].iat[row]),
-                    f"appears twice in payout {frame['payout_id'].iat[row]}",
-                )
-            )
+        problems += _paid_twice(columns, names["payment_id"], codes)
     return problems
+
+
+def _paid_twice(columns: dict[str, pa.Array], column: str, codes: np.ndarray) -> list[Problem]:
+    """A payment twice in one payout with the same kind: one integer key per line (payout,
+    payment, kind), not a three-column duplicated() over a copy of the named lines."""
+    payment_ids = columns["payment_id"]
+    named = _mask(pc.not_equal(payment_ids, ""))
+    encoded = payment_ids.dictionary_encode()
+    payment = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    deduction = _mask(pc.equal(columns["kind"], DEDUCTION)).astype(np.int64)
+    key = (codes * (len(encoded.dictionary) + 1) + payment) * 2 + deduction
+    twice = np.zeros(len(payment), dtype=bool)
+    twice[named] = pd.Series(key[named]).duplicated(keep="first").to_numpy(dtype=bool)
+    return [
+        Problem(
+            _line(columns, row),
+            column,
+            _cell(columns, "payment_id", row),
+            f"appears twice in payout {_cell(columns, 'payout_id', row)}",
+        )
+        for row in np.flatnonzero(twice)[:20]
+    ]
+
+
+def _line(columns: dict[str, pa.Array], row: int) -> int:
+    return int(columns["line"][int(row)].as_py())
+
+
+def _cell(columns: dict[str, pa.Array], name: str, row: int) -> str:
+    return str(columns[name][int(row)].as_py())
