@@ -93,3 +93,64 @@ def test_what_arrow_cannot_read_exactly_goes_row_by_row(
     assert True not in used  # declined, or (a quote in the head) not even tried
     assert fast.rows == careful.rows
     assert [row.line for row in fast.rows] == [row.line for row in careful.rows]
+
+
+def _large(rows: int = 6_000) -> str:
+    """A file well past the first 256 KB a large file's delimiter and header are found in."""
+    lines = [";".join(HEADER)]
+    lines += [f"Acme Ltd;{n}.50;Café fees é£€ {'x' * 40};R{n};30/12/2026;20" for n in range(rows)]
+    return "\r\n".join(lines) + "\r\n"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "tail", "decoded"),
+    [
+        ("utf-8", "", False),
+        ("utf-8-sig", "", False),
+        # Windows-1252 only past the head: Arrow's UTF-8 check fails, and the file is decoded
+        # whole, which finds its encoding.
+        ("cp1252", "Zoë Café;1;Zoë;RZ;;\r\n", True),
+    ],
+)
+def test_a_large_utf8_file_is_read_from_its_bytes_without_decoding_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str, tail: str, decoded: bool
+) -> None:
+    text = _large() + tail
+    if encoding == "cp1252":  # ASCII up to the tail, whose bytes are not UTF-8
+        ascii_rows = _large().replace("é", "e").replace("£", "L").replace("€", "E")
+        data = ascii_rows.encode("ascii") + tail.encode("cp1252")
+        text = data.decode("cp1252")
+    else:
+        data = text.encode(encoding)
+    path = tmp_path / "big.csv"
+    path.write_bytes(data)
+    real = table_module._decode
+    calls: list[int] = []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(table_module, "_decode", counting)
+    fast, careful, used = _read_both(path, monkeypatch)
+
+    assert fast.encoding == careful.encoding == encoding
+    assert fast.rows == careful.rows and len(fast.rows) == len(text.splitlines()) - 1
+    # Arrow read the bytes; or declined the cp1252 ones, then read the text re-encoded.
+    assert used == ([False, True] if decoded else [True])
+    assert (len(calls) > 1) is decoded  # the careful read decodes; the fast one only if needed
+
+
+@pytest.mark.parametrize(
+    "tail", [b"Beta;2;y;R2;;\rGamma;3;z;R3;;\r\n", b"Beta;2;y;R2;;\r"], ids=["inside", "last-byte"]
+)
+def test_a_lone_carriage_return_past_the_head_goes_row_by_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes
+) -> None:
+    path = tmp_path / "big.csv"
+    path.write_bytes(_large().encode("utf-8") + tail)
+
+    fast, careful, used = _read_both(path, monkeypatch)
+
+    assert used == [False]
+    assert fast.rows == careful.rows

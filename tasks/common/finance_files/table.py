@@ -79,12 +79,51 @@ def load_table(path: Path, spec: ColumnSpec, *, sheet: str | None = None) -> Loa
         raise InputFileError(
             f"{path}: is an old Excel .xls workbook; save it as .xlsx or as CSV and drop it again"
         )
+    read, tried = _utf8_without_decoding(data, spec, where=where)
+    if read is not None:
+        return LoadedTable(read[0], digest, read[1], None)
     text, encoding = _decode(data, where=where)
     # A UTF-8 file's own bytes are what Arrow reads, not its text encoded again (its byte-order
     # mark holds no line break, CR or quote, so it changes no position the reader looks for).
     utf8 = data if encoding in ("utf-8", "utf-8-sig") else None
     del data
-    return LoadedTable(_csv_table(text, spec, where=where, utf8=utf8), digest, encoding, None)
+    # Arrow declined these UTF-8 bytes already; another encoding's text is worth a try.
+    arrow = not (tried and utf8 is not None)
+    table = _csv_table(text, spec, where=where, utf8=utf8, arrow=arrow)
+    return LoadedTable(table, digest, encoding, None)
+
+
+def _utf8_without_decoding(
+    data: bytes, spec: ColumnSpec, *, where: str
+) -> tuple[tuple[RawTable, str] | None, bool]:
+    """A large UTF-8 file read by Arrow straight from its bytes, with only its first lines
+    decoded (for the delimiter and the header): the table and the encoding, or None to read
+    it the usual way; and whether Arrow tried the bytes.
+
+    Decoding the whole file only to learn that it is UTF-8 cost a copy of it and a pass over its
+    bytes; Arrow checks every cell's UTF-8 as it reads (the bytes outside the cells are
+    delimiters and line breaks, and the header lines are decoded here). A file that is not UTF-8
+    further on fails that check and is read the usual way, which finds its encoding; so does any
+    file the fast path does not take, which reports exactly what is wrong with it.
+    """
+    bom = data.startswith(codecs.BOM_UTF8)
+    start = len(codecs.BOM_UTF8) if bom else 0
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\x00" in data:
+        return None, False
+    # Four bytes per character at most: the head holds at least the HEAD_CHARS characters the
+    # whole text would have offered (a line break is one byte in UTF-8, never inside a character).
+    end = data.find(b"\n", start + 4 * HEAD_CHARS)
+    if end < 0:
+        return None, False  # a small file: decoded whole, as it costs nothing
+    try:
+        head = data[start : end + 1].decode("utf-8")
+    except UnicodeDecodeError:
+        return None, False
+    tried: list[bool] = []
+    table = _arrow_fast_path(head, spec, where=where, utf8=data, tried=tried)
+    if table is None:
+        return None, bool(tried)
+    return (table, "utf-8-sig" if bom else "utf-8"), True
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -141,29 +180,49 @@ def _delimiter(text: str) -> str:
     return chosen if best[chosen] > 0 else ","
 
 
-def _csv_table(text: str, spec: ColumnSpec, *, where: str, utf8: bytes | None = None) -> RawTable:
-    """``utf8``: the file's bytes when they are ``text`` in UTF-8 (with or without a BOM)."""
+def _csv_table(
+    text: str, spec: ColumnSpec, *, where: str, utf8: bytes | None = None, arrow: bool = True
+) -> RawTable:
+    """``utf8``: the file's bytes when they are ``text`` in UTF-8 (with or without a BOM);
+    ``arrow``: whether Arrow may read them (False: it declined them already)."""
+    fast = _arrow_fast_path(text, spec, where=where, utf8=utf8) if arrow else None
+    if fast is not None:
+        return fast
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text), strict=True)
+    records = _csv_records(reader, where=where)
+    found = _find_header(records, spec, where=where)
+    header, positions = _mapped_header(found[1], spec, where=where, line=found[0])
+    table = table_from_records(records, header=header, columns=positions)
+    return _with_data(table, where=where, header_line=found[0])
+
+
+def _arrow_fast_path(
+    text: str,
+    spec: ColumnSpec,
+    *,
+    where: str,
+    utf8: bytes | None,
+    tried: list[bool] | None = None,
+) -> RawTable | None:
+    """The rows read by Arrow (:func:`_arrow_table`) once the header is found among the first
+    lines of ``text`` (the file's text, or at least its first ``HEAD_CHARS`` characters and the
+    rest of that line); None when the file is for the csv module to read row by row. ``tried``
+    gets an entry when Arrow was given the bytes."""
     delimiter = _delimiter(text)
-    # The header is found among the first lines; Arrow then reads the rest when it can.
     head = text[: text.find("\n", HEAD_CHARS) + 1 or len(text)]
-    fast = None
-    if '"' not in head:
-        reader = csv.reader(io.StringIO(head, newline=""), delimiter=delimiter, strict=True)
-        try:
-            found = _find_header(_csv_records(reader, where=where), spec, where=where)
-            header, positions = _mapped_header(found[1], spec, where=where, line=found[0])
-        except InputFileError:
-            pass  # the whole file is read below, and says exactly what is wrong
-        else:
-            data = utf8 if utf8 is not None else text.encode("utf-8")
-            fast = _arrow_table(data, reader.line_num, delimiter, header, positions)
-    if fast is None:
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-        records = _csv_records(reader, where=where)
-        found = _find_header(records, spec, where=where)
+    if '"' in head:
+        return None
+    reader = csv.reader(io.StringIO(head, newline=""), delimiter=delimiter, strict=True)
+    try:
+        found = _find_header(_csv_records(reader, where=where), spec, where=where)
         header, positions = _mapped_header(found[1], spec, where=where, line=found[0])
-        fast = table_from_records(records, header=header, columns=positions)
-    return _with_data(fast, where=where, header_line=found[0])
+    except InputFileError:
+        return None  # the whole file is read row by row, and says exactly what is wrong
+    data = utf8 if utf8 is not None else text.encode("utf-8")
+    if tried is not None:
+        tried.append(True)
+    fast = _arrow_table(data, reader.line_num, delimiter, header, positions)
+    return None if fast is None else _with_data(fast, where=where, header_line=found[0])
 
 
 def _csv_records(reader: Any, *, where: str) -> Iterator[Record]:
@@ -196,8 +255,7 @@ def _arrow_table(
         return None  # lines ended by a lone CR: the csv module's line count is not ours
     if offset == len(data) or data.find(b'"', offset) >= 0:
         return None
-    carriage_returns = data.count(b"\r", offset)
-    if carriage_returns and carriage_returns != data.count(b"\r\n", offset):
+    if _lone_carriage_return(data, offset):
         return None
     physical = data.count(b"\n", offset) + (0 if data.endswith(b"\n") else 1)
     names = [f"c{position}" for position in range(len(header))]
@@ -226,6 +284,19 @@ def _arrow_table(
         cells=tuple(_one_array(read.column(name)) for name in names),
         widths=pa.repeat(pa.scalar(len(header), pa.int32()), read.num_rows),
     )
+
+
+def _lone_carriage_return(data: bytes, start: int) -> bool:
+    """True when a CR after ``start`` is not followed by a line feed. One numpy pass finds the
+    CRs and looks at the byte after each: counting the two-byte "\\r\\n" beside the CRs cost
+    a million-line file three times as much."""
+    body = np.frombuffer(data, dtype=np.uint8)[start:]
+    found = np.flatnonzero(body == ord("\r"))
+    if not len(found):
+        return False
+    if found[-1] + 1 >= len(body):
+        return True
+    return not bool((body[found + 1] == ord("\n")).all())
 
 
 def _one_array(column: pa.ChunkedArray) -> pa.Array:
