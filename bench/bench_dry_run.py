@@ -12,7 +12,7 @@ best CPU and wall seconds count (as ``bench_bank.py`` does); the first, cold rou
 Imports happen before the clock starts, Polars' included (a worker has them loaded; billops loads
 Polars on its first derived externalId).
 
-Usage: ``python bench/bench_dry_run.py [--rows 1000000]``
+Usage: ``python bench/bench_dry_run.py [--rows 1000000] [--repeat 3]``
 """
 
 from __future__ import annotations

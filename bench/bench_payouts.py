@@ -20,7 +20,7 @@ garbage once before its clock starts: the hundreds of thousands of objects the i
 measured run, 0.3–0.45 s of CPU that belongs to the imports. What the run itself allocates is
 still collected inside the measurement.
 
-Usage: ``python bench/bench_payouts.py [--items 201600] [--lines 100000]``
+Usage: ``python bench/bench_payouts.py [--items 201600] [--lines 100000] [--repeat 3]``
 """
 
 from __future__ import annotations
@@ -58,10 +58,12 @@ def pandas_side(folder: Path) -> dict[str, float]:
     return {"seconds": elapsed, "cpu": time.process_time() - cpu, "peak_mb": _peak_mb()}
 
 
-def billops_side(folder: Path) -> dict[str, float]:
+def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
     import pandas as pd
 
-    os.environ["BILLOPS_HOME"] = str(folder / "home")
+    work = folder / f"round-{round_}"  # a fresh ledger and reports folder for each round
+    work.mkdir()
+    os.environ["BILLOPS_HOME"] = str(work / "home")
     # The holidays package imports its countries' modules on first use (~280 modules): an
     # import like the others, which a worker has done already, not work of the run.
     import holidays.countries  # noqa: F401
@@ -78,7 +80,7 @@ def billops_side(folder: Path) -> dict[str, float]:
     from tasks.payouts.steps import keep_report, keep_results, remember_bank_credits
 
     documents = pd.read_pickle(folder / "documents.pkl")
-    ledger = Ledger(f"sqlite:///{folder / 'ledger.db'}")
+    ledger = Ledger(f"sqlite:///{work / 'ledger.db'}")
     settings = PayoutSettings()
     timings: dict[str, float] = {}
     gc.collect()  # the imports' collection debt, not the run's: see the module docstring
@@ -103,7 +105,7 @@ def billops_side(folder: Path) -> dict[str, float]:
     lap("reconcile")
     money = keep_results(ledger, "b", reconciliation, run_id="bench")
     lap("keep results")
-    files = report_files(folder, "payouts")
+    files = report_files(work, "payouts")
     write_reports(reconciliation, list(journal_lines(reconciliation, settings.journal)), files)
     write_rollup(money, files)
     found = counts(reconciliation)
@@ -125,9 +127,9 @@ def billops_side(folder: Path) -> dict[str, float]:
     }
 
 
-def _in_child(side: str, folder: Path) -> dict[str, float]:
+def _in_child(side: str, folder: Path, round_: int) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, __file__, "--side", side, "--folder", str(folder)],
+        [sys.executable, __file__, "--side", side, "--folder", str(folder), "--round", str(round_)],
         capture_output=True,
         text=True,
         check=False,
@@ -144,10 +146,16 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--side", choices=["pandas", "billops"])
     parser.add_argument("--folder", type=Path)
+    parser.add_argument("--round", type=int, default=0)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="fresh processes per side; the least CPU counts"
+    )
     args = parser.parse_args()
-    if args.side is not None:
-        side = pandas_side if args.side == "pandas" else billops_side
-        print(json.dumps(side(args.folder)))
+    if args.side == "pandas":
+        print(json.dumps(pandas_side(args.folder)))
+        return 0
+    if args.side == "billops":
+        print(json.dumps(billops_side(args.folder, args.round)))
         return 0
     from bench.payout_fixtures import write_year
 
@@ -155,17 +163,25 @@ def main() -> int:
         folder = Path(name)
         year = write_year(folder, items=args.items, bank_lines=args.lines)
         year.documents.to_pickle(folder / "documents.pkl")
-        floor = _in_child("pandas", folder)
-        measured = _in_child("billops", folder)
+        # The machine is shared: each side runs --repeat times, each time in a fresh process,
+        # and the round with the least CPU counts (its steps are printed); the first is shown.
+        floors = [_in_child("pandas", folder, n) for n in range(args.repeat)]
+        rounds = [_in_child("billops", folder, n) for n in range(args.repeat)]
+        floor = min(floors, key=lambda r: r["cpu"])
+        measured = min(rounds, key=lambda r: r["cpu"])
         sizes = (year.report.stat().st_size / 1e6, year.statement.stat().st_size / 1e6)
     print(
         f"inputs: {year.payouts} payouts, {year.items:,} payout items ({sizes[0]:.0f} MB), "
         f"{year.bank_lines:,} bank lines ({sizes[1]:.0f} MB)"
     )
-    for label, figures in (("pandas.read_csv (both)", floor), ("billops end to end", measured)):
+    print(f"best of {args.repeat} rounds per side (each a fresh process)")
+    for label, figures, first in (
+        ("pandas.read_csv (both)", floor, floors[0]),
+        ("billops end to end", measured, rounds[0]),
+    ):
         print(
             f"{label + ':':<26}{figures['seconds']:7.2f} s   CPU {figures['cpu']:6.2f} s   "
-            f"peak RSS {figures['peak_mb']:6.0f} MB"
+            f"peak RSS {figures['peak_mb']:6.0f} MB   (first round CPU {first['cpu']:.2f} s)"
         )
     steps = ", ".join(f"{k[2:]} {v:.2f}" for k, v in measured.items() if k.startswith("t_"))
     print(f"billops CPU seconds by step: {steps}")
