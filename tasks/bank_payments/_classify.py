@@ -69,36 +69,48 @@ def classify(lines: pa.Table, rules: ClassifyRules | None = None) -> pa.Array:
     :data:`CLASSES`. Patterns run once per distinct payer, reference, description and type."""
     rules = rules or ClassifyRules()
     amount = np.asarray(lines.column("amount").to_numpy(), dtype=np.int64)
-    searched = [lines.column(name) for name in ("payer", "reference", "text")]
-    payer = lines.column("payer")
-
-    def hits(values: pa.ChunkedArray | pa.Array, pattern: str) -> np.ndarray:
-        # The pattern runs once per distinct value; its answers reach the lines by a numpy
-        # gather on the dictionary's indices (no Arrow take and fill per line).
-        codes = encoded(values)
-        found = pc.match_substring_regex(codes.dictionary, pattern, ignore_case=True)
-        if codes.indices.null_count:  # a line without the text: no hit
-            return mask(pc.take(found, codes.indices))
-        by_line: np.ndarray = mask(found)[np.asarray(codes.indices.to_numpy(zero_copy_only=False))]
-        return by_line
-
-    def anywhere(pattern: str) -> np.ndarray:
-        found = np.zeros(len(amount), dtype=bool)
-        for column in searched:
-            found |= hits(column, pattern)
-        return found
-
-    payout = hits(payer, rules.payout_payers) | anywhere(rules.payout_references)
+    own = [f"^{_literal(name.upper())}" for name in rules.own_names if name.strip()]
+    found = np.zeros(len(amount), dtype=np.uint8)
+    found |= _hits(
+        lines.column("payer"),
+        payout=[rules.payout_payers, rules.payout_references],
+        other=[rules.other_credit_text, *own],
+    )
+    for name in ("reference", "text"):
+        found |= _hits(
+            lines.column(name), payout=[rules.payout_references], other=[rules.other_credit_text]
+        )
     kind = per_value(lines.column("type"), pc.utf8_trim_whitespace)
-    other = anywhere(rules.other_credit_text) | hits(kind, rules.other_credit_types)
-    for name in rules.own_names:
-        if name.strip():
-            other |= hits(payer, f"^{_literal(name.upper())}")
+    found |= _hits(kind, payout=[], other=[rules.other_credit_types])
+    payout, other = (found & _PAYOUT).astype(bool), (found & _OTHER).astype(bool)
     codes = np.zeros(len(amount), dtype=np.int8)  # CUSTOMER_PAYMENT
     codes[other | (amount == 0)] = CLASSES.index(OTHER_CREDIT)
     codes[payout] = CLASSES.index(PROVIDER_PAYOUT)
     codes[amount < 0] = CLASSES.index(DEBIT)
     return pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(CLASSES))
+
+
+_PAYOUT, _OTHER = np.uint8(1), np.uint8(2)
+
+
+def _hits(values: pa.ChunkedArray | pa.Array, *, payout: list[str], other: list[str]) -> np.ndarray:
+    """Per line, :data:`_PAYOUT` where a ``payout`` pattern matches its text and :data:`_OTHER`
+    where an ``other`` one does (both bits where both do; none for a line without the text).
+
+    The patterns run once per distinct value, and what they found reaches the lines by one
+    numpy gather on the dictionary's indices per column (not one per pattern)."""
+    codes = encoded(values)
+    distinct = codes.dictionary
+    by_value = np.zeros(len(distinct), dtype=np.uint8)
+    for bit, patterns in ((_PAYOUT, payout), (_OTHER, other)):
+        for pattern in patterns:
+            by_value[mask(pc.match_substring_regex(distinct, pattern, ignore_case=True))] |= bit
+    if codes.indices.null_count:  # a line without the text: no hit
+        return np.asarray(pc.fill_null(pc.take(pa.array(by_value), codes.indices), 0))
+    if len(distinct) == 1:  # one text for every line (a column the file does not have)
+        return np.full(len(codes), by_value[0], dtype=np.uint8)
+    by_line: np.ndarray = by_value[np.asarray(codes.indices.to_numpy(zero_copy_only=False))]
+    return by_line
 
 
 def class_codes(classes: pa.Array) -> np.ndarray:

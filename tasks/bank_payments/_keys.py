@@ -17,12 +17,14 @@ whole arrays with numpy. ``tests/bank_payments`` pins known keys.
 
 from __future__ import annotations
 
+import binascii
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tasks.bank_payments._kernels import encoded, mask, per_value, strings
+from tasks.bank_payments._kernels import encoded, mask, strings
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
@@ -55,11 +57,27 @@ def fnv1a(texts: pa.Array) -> np.ndarray:
 def _text_digests(values: pa.Array) -> np.ndarray:
     """FNV-1a of each distinct canonical text, one per row (see the module docstring)."""
     codes = encoded(values)
-    canonical = pc.utf8_trim_whitespace(
-        pc.replace_substring_regex(pc.utf8_upper(codes.dictionary), pattern=r"\s+", replacement=" ")
-    )
+    canonical = pc.utf8_trim_whitespace(_single_spaced(pc.utf8_upper(codes.dictionary)))
     digests = fnv1a(canonical)
+    if len(digests) == 1 and not codes.indices.null_count:
+        return np.full(len(codes), digests[0])  # one text on every line (no such column)
     return digests[np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+
+
+# A run of whitespace that is not one plain space: two or more whitespace characters, or one
+# that is not a space. The texts without one are those replacing ``\s+`` by " " leaves as
+# they are (it uses RE2's own ``\s``, so both agree on what whitespace is).
+_OTHER_WHITESPACE = r"\s\s|[^\S ]"
+
+
+def _single_spaced(texts: pa.Array) -> pa.Array:
+    """Each run of whitespace as one space. Only the few texts with such a run are rewritten:
+    a regex replace over every distinct text cost more than the rest of a text's digest."""
+    needs = pc.match_substring_regex(texts, _OTHER_WHITESPACE)
+    if not pc.any(needs).as_py():
+        return texts
+    rewritten = pc.replace_substring_regex(texts.filter(needs), pattern=r"\s+", replacement=" ")
+    return pc.replace_with_mask(texts, needs, rewritten)
 
 
 def _fold(state: np.ndarray, word: np.ndarray) -> np.ndarray:
@@ -90,14 +108,25 @@ def line_digests(lines: pa.Table) -> np.ndarray:
 
 
 def _repeated(digests: np.ndarray) -> np.ndarray:
-    """Which digests occur more than once. A digest alone in its bucket of low bits (counted by
-    one ``bincount``) is unique for sure; only the few sharing a bucket are compared exactly."""
-    bits = int(np.clip(np.ceil(np.log2(max(len(digests), 1))) + 2, 10, 22))
-    bucket = (digests & np.uint64((1 << bits) - 1)).astype(np.int64)
-    shared = np.flatnonzero(np.bincount(bucket, minlength=1 << bits)[bucket] > 1)
+    """Which digests occur more than once. A digest alone in its bucket of low bits is unique
+    for sure; those sharing one are bucketed again by higher bits (equal digests share every
+    bucket), and only the few still sharing are compared exactly."""
+    shared = np.flatnonzero(_crowded(digests))
+    shared = shared[_crowded(digests[shared] >> np.uint64(32))]
     repeated = np.zeros(len(digests), dtype=bool)
     repeated[shared] = pd.Series(digests[shared]).duplicated(keep=False).to_numpy()
     return repeated
+
+
+def _crowded(values: np.ndarray) -> np.ndarray:
+    """Whether each value's bucket of low bits (counted by one ``bincount``) holds another."""
+    bits = int(np.clip(np.ceil(np.log2(max(len(values), 1))) + 2, 10, 22))
+    bucket = (values & np.uint64((1 << bits) - 1)).astype(np.intp)
+    # Which buckets hold more than one, as bytes: gathering from that (4 MB at most) per
+    # value is far kinder to the cache than gathering from the counts themselves (32 MB).
+    crowded = np.bincount(bucket, minlength=1 << bits) > 1
+    by_value: np.ndarray = crowded[bucket]
+    return by_value
 
 
 def _occurrences(digests: np.ndarray) -> np.ndarray:
@@ -114,12 +143,17 @@ def _occurrences(digests: np.ndarray) -> np.ndarray:
 def _digest_keys(digests: np.ndarray, occurrence: np.ndarray) -> pa.Array:
     """``<16 hex digits>-<occurrence>`` for every line, built from whole buffers."""
     n = len(digests)
-    hexed = np.frombuffer(digests.astype(">u8").tobytes().hex().encode(), dtype="S16")
+    # Big-endian bytes straight to hex bytes: hexlify reads the array's buffer (no str, no
+    # re-encoding), and it is the same 16 lower-case digits as ``format(d, "016x")``.
+    big_endian = digests.astype(">u8") if np.little_endian else digests
+    hexed = np.frombuffer(binascii.hexlify(big_endian), dtype="S16")
     if occurrence.max(initial=0) < 10:
-        cells = np.empty((n, 18), dtype=np.uint8)
-        cells[:, :16] = hexed.view(np.uint8).reshape(n, 16)
-        cells[:, 16] = ord("-")
-        cells[:, 17] = occurrence.astype(np.uint8) + ord("0")
+        # One 18-byte record per key: the 16 digits, then "-" and the digit as one 2-byte
+        # little-endian number ("-" in the low byte): two field copies fill the records,
+        # where byte columns of a 2-D array took three strided ones.
+        cells = np.empty(n, dtype=[("hex", "S16"), ("tail", "<u2")])
+        cells["hex"] = hexed
+        cells["tail"] = (occurrence.astype(np.uint16) + ord("0")) << 8 | ord("-")
         offsets = np.arange(0, 18 * n + 1, 18, dtype=np.int32)
         return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(cells))
     return pc.binary_join_element_wise(
@@ -133,10 +167,11 @@ def line_keys(lines: pa.Table) -> pa.Array:
         return pa.array([], pa.string())
     digests = line_digests(lines)
     hashed = _digest_keys(digests, _occurrences(digests))
-    txn = lines.column("txn_id")
-    has_id = mask(per_value(txn, lambda v: pc.not_equal(pc.utf8_trim_whitespace(v), "")))
-    if not has_id.any():
+    txn = encoded(lines.column("txn_id"))
+    with_id = pc.not_equal(pc.utf8_trim_whitespace(txn.dictionary), "")
+    if not pc.any(with_id).as_py():  # no line has one (most banks): nothing to look at by line
         return hashed
+    has_id = mask(pc.take(with_id, txn.indices))
     by_id = pc.binary_join_element_wise(
         ID_PREFIX[:-1], strings(lines.column("account")), strings(txn), ":"
     )

@@ -183,16 +183,20 @@ def _joined(
     """The (found row, open item row) pairs of equal keys, in the order of ``found`` and then of
     ``keyed`` (as an inner join gives them), each line and item once (the first pair): by whole
     integer arrays, not a join of text columns."""
-    keys = encoded(pa.array(keyed["key"], pa.string()))
-    codes = np.asarray(keys.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    known = keys.dictionary
+    # The items' keys and the found ones encoded together (one hashing of each text): the
+    # items' distinct keys come first, so a found key's code is its item key's, and a code past
+    # them is a key no open item has.
+    together = pa.concat_arrays(
+        [_plain_strings(keyed["key"]), _plain_strings(found["key"])]
+    ).dictionary_encode()
+    indices = together.indices
+    codes = np.asarray(indices[: len(keyed)].to_numpy(zero_copy_only=False), dtype=np.int64)
+    known = int(codes.max(initial=-1)) + 1
     wanted = np.asarray(
-        pc.fill_null(
-            pc.index_in(pa.array(found["key"], pa.string()), value_set=known), -1
-        ).to_numpy(zero_copy_only=False),
-        dtype=np.int64,
+        pc.fill_null(indices[len(keyed) :], -1).to_numpy(zero_copy_only=False), dtype=np.int64
     )
-    count = np.bincount(codes, minlength=len(known))
+    wanted[wanted >= known] = -1
+    count = np.bincount(codes, minlength=known)
     by_key = np.argsort(codes, kind="stable")
     start = np.r_[0, np.cumsum(count)[:-1]]
     named = np.flatnonzero(wanted >= 0)
@@ -203,6 +207,12 @@ def _joined(
     line = found["line"].to_numpy(dtype=np.int64)[left]
     first = ~pd.Index(line * (len(keyed) + 1) + ids[right]).duplicated()
     return left[first], right[first]
+
+
+def _plain_strings(values: pd.Series) -> pa.Array:
+    """A text column as one Arrow string array."""
+    array = pa.array(values, pa.string())
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
 def _codes(values: pd.Series) -> np.ndarray:

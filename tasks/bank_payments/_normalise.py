@@ -22,6 +22,7 @@ from tasks.bank_payments._kernels import (
     amount_problem,
     clean_text,
     encoded,
+    encoded_by_runs,
     mask,
     parse_dates,
     parse_money,
@@ -50,12 +51,13 @@ class _Lines:
         self.reasons: dict[int, str] = {}
         self.skips: dict[int, str] = {}
 
-    def field(self, name: str) -> pa.Array | None:
-        """The field's cells, cleaned, dictionary-encoded (None when the file has no column)."""
+    def field(self, name: str, *, in_runs: bool = False) -> pa.Array | None:
+        """The field's cells, cleaned, dictionary-encoded (None when the file has no column);
+        ``in_runs`` for a field whose equal cells come together (:func:`encoded_by_runs`)."""
         for ref in self.profile.column_names(name):
             column = self.raw.column(ref, self.profile.header_strip)
             if column is not None:
-                return per_value(column, clean_text)
+                return per_value(encoded_by_runs(column) if in_runs else column, clean_text)
         return None
 
     def text(self, name: str) -> pa.Array:
@@ -68,7 +70,10 @@ class _Lines:
 
     def refuse(self, where: np.ndarray, why: str | Callable[[int], str]) -> None:
         """Give the rows in ``where`` that have none yet a reason (text, or one per row)."""
-        fresh = np.asarray(where, dtype=bool) & self.open()
+        where = np.asarray(where, dtype=bool)
+        if not where.any():  # nearly always, in a good file: no per-line masks to combine
+            return
+        fresh = where & self.open()
         for index in np.flatnonzero(fresh):
             self.reasons[int(index)] = why if isinstance(why, str) else why(int(index))
         self.refused |= fresh
@@ -86,8 +91,8 @@ def _empty_text(n: int) -> pa.Array:
     )
 
 
-def _required(lines: _Lines, name: str, where: str) -> pa.Array:
-    column = lines.field(name)
+def _required(lines: _Lines, name: str, where: str, *, in_runs: bool = False) -> pa.Array:
+    column = lines.field(name, in_runs=in_runs)
     if column is None:
         raise _no_column(lines, name, where)
     return column
@@ -160,7 +165,7 @@ def _amounts(lines: _Lines, where: str) -> np.ndarray:
 
 
 def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
-    column = encoded(_required(lines, "date", where))
+    column = encoded(_required(lines, "date", where, in_runs=True))  # files are in date order
     profile = lines.profile
     parsed, used_by_value = parse_dates(column.dictionary, profile.date_formats, profile.date_zone)
     dates = pc.take(parsed, column.indices)
@@ -201,15 +206,21 @@ def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
                 f"{profile.date_zone} (the clocks changed that night): its London date is a guess"
             ),
         )
-    known = used_np >= 0
-    found = used_np[known]
-    if len(found) and len(profile.date_formats) > 1:
-        main = int(np.bincount(found).argmax())
-        mixed = known & (used_np != main)
-        fmt = profile.date_formats[main]
-        lines.refuse(mixed, f"the date is written differently from the rest of the file ({fmt})")
-    future = mask(pc.greater(dates, pa.scalar(today, pa.date32())))
-    lines.refuse(future, f"the date is after today ({today.isoformat()}): a future-dated line")
+    if len(profile.date_formats) > 1:
+        known = used_np >= 0
+        found = used_np[known]
+        if len(found):
+            main = int(np.bincount(found).argmax())
+            mixed = known & (used_np != main)
+            fmt = profile.date_formats[main]
+            lines.refuse(
+                mixed, f"the date is written differently from the rest of the file ({fmt})"
+            )
+    # Compared once per distinct date; only a file with a future date looks at its lines.
+    future_by_value = pc.greater(parsed, pa.scalar(today, pa.date32()))
+    if pc.any(future_by_value).as_py():
+        future = mask(pc.take(future_by_value, column.indices))
+        lines.refuse(future, f"the date is after today ({today.isoformat()}): a future-dated line")
     return dates
 
 

@@ -169,6 +169,27 @@ def _single_numbers(upper: pa.Array, aliases: Mapping[str, list[str]]) -> pd.Dat
     )
 
 
+def _one_word_at_most(upper: pa.Array, aliases: Mapping[str, list[str]]) -> np.ndarray:
+    """Whether each text (upper case) holds at most one prefix word (the words are letters,
+    :func:`_separable`). Each word found starts at a letter that begins some word, a different
+    one each time: a text with at most one such letter holds at most one word, which plain
+    letter counts show. Only the other texts (few) are counted with the regex."""
+    words = [w for ws in aliases.values() for w in ws]
+    at_most_one = np.ones(len(upper), dtype=bool)
+    if upper.null_count:  # never for a dictionary's texts; the regex count says for nulls
+        unsure = np.arange(len(upper))
+    else:
+        starts = np.zeros(len(upper), dtype=np.int64)
+        for letter in sorted({w[0] for w in words}):
+            starts += np.asarray(pc.count_substring(upper, letter).to_numpy(zero_copy_only=False))
+        unsure = np.flatnonzero(starts > 1)
+    if len(unsure):
+        pattern = _alternatives(sorted(words, key=len)[::-1])
+        counts = pc.count_substring_regex(upper.take(pa.array(unsure)), pattern)
+        at_most_one[unsure] = mask(pc.less_equal(counts, 1))
+    return at_most_one
+
+
 def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
     """Every number found: ``line`` (index into ``texts``), ``order`` (position), ``key``.
 
@@ -180,10 +201,7 @@ def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFr
     if not _separable(aliases):
         return marked_numbers(texts, aliases)
     upper = pc.utf8_upper(texts)
-    words = _alternatives(sorted((w for ws in aliases.values() for w in ws), key=len)[::-1])
-    single = mask(pc.less_equal(pc.count_substring_regex(upper, words), 1)) & ~mask(
-        pc.match_substring(upper, MARK)
-    )
+    single = _one_word_at_most(upper, aliases) & ~mask(pc.match_substring(upper, MARK))
     simple, rest = np.flatnonzero(single), np.flatnonzero(~single)
     frames = []
     if len(simple):
@@ -263,17 +281,17 @@ def _per_value(
 
 
 def _spread(
-    found: pd.DataFrame, keys: np.ndarray, indices: np.ndarray, rows: np.ndarray
+    found: pd.DataFrame, keys: np.ndarray, texts: np.ndarray, rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What each of ``rows`` names (``line``, ``order``, key code): the ``found`` entries of its
-    text (``line`` there is the text's index; ``keys`` their key codes), repeated per row by
-    whole arrays (no join)."""
+    text (``texts``: each row's text index, as ``line`` in ``found``; ``keys`` their key
+    codes), repeated per row by whole arrays (no join)."""
     values = found["line"].to_numpy(dtype=np.int64)
     by_value = np.argsort(values, kind="stable")
-    count = np.bincount(values, minlength=int(indices.max(initial=0)) + 1)
+    count = np.bincount(values, minlength=int(texts.max(initial=0)) + 1)
     start = np.r_[0, np.cumsum(count)[:-1]]
-    per_row = count[indices[rows]]
-    first = np.repeat(start[indices[rows]], per_row)
+    per_row = count[texts]
+    first = np.repeat(start[texts], per_row)
     step = np.arange(len(first)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
     at = by_value[first + step]
     order = found["order"].to_numpy(dtype=np.int64)[at]
@@ -293,28 +311,30 @@ def references_by_line(
     the keys as codes into the keys found (text is made once per line at the end)."""
     refs = list(references)
     named_by: list[tuple[pd.DataFrame, np.ndarray, np.ndarray, int]] = []
+    chosen = np.flatnonzero(wanted)
     for position, column in enumerate(columns):
         codes = encoded(column)
-        indices = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        # Only the texts of the lines wanted (a statement's spending never pays an invoice).
-        used = np.flatnonzero(np.bincount(indices[wanted], minlength=len(codes.dictionary)))
+        # Only the texts of the lines wanted (a statement's spending never pays an invoice):
+        # each wanted line's text index, gathered once rather than masks over every line.
+        texts = np.asarray(codes.indices.to_numpy(zero_copy_only=False))[chosen].astype(np.int64)
+        used = np.flatnonzero(np.bincount(texts, minlength=len(codes.dictionary)))
         found = _per_value(codes.dictionary.take(pa.array(used)), aliases, refs)
         if found.empty:
             continue
         found["line"] = used[found["line"].to_numpy(dtype=np.int64)]
         named = np.zeros(len(codes.dictionary), dtype=bool)
         named[found["line"].to_numpy(dtype=np.int64)] = True
-        rows = np.flatnonzero(named[indices] & wanted)
-        if len(rows):
-            named_by.append((found, indices, rows, position))
+        naming = named[texts]
+        if naming.any():
+            named_by.append((found, texts[naming], chosen[naming], position))
     if not named_by:
         return _empty()
     vocabulary = encoded(pa.chunked_array([pa.array(f["key"], pa.string()) for f, *_ in named_by]))
     key_codes = np.asarray(vocabulary.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     lines, orders, keys = [], [], []
     offset = 0
-    for found, indices, rows, position in named_by:
-        line, order, key = _spread(found, key_codes[offset : offset + len(found)], indices, rows)
+    for found, texts, rows, position in named_by:
+        line, order, key = _spread(found, key_codes[offset : offset + len(found)], texts, rows)
         offset += len(found)
         lines.append(line)
         orders.append(order + position * 10_000)
