@@ -36,11 +36,11 @@ import pyarrow as pa
 
 from tasks.bank_payments import available_profiles, detect_layout, read_statement
 from tasks.bank_payments._classify import classify
+from tasks.bank_payments._dedup import duplicates
 from tasks.bank_payments._keys import line_keys
 from tasks.bank_payments._match import CODE, DUPLICATE, match_lines
 from tasks.bank_payments._normalise import normalise
 from tasks.bank_payments._owed import items_frame
-from tasks.bank_payments._plan import duplicates
 from tasks.bank_payments._raw import read_rows
 from tasks.bank_payments._suggest import suggest
 from tasks.bank_payments._text import statement_text

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.common.arrow_text import string_parts
 from tasks.common.finance_files.values import UNICODE_MINUS
 
 MAX_PENNIES = 10_000_000_000  # £100,000,000: no customer payment comes near it
@@ -217,10 +218,7 @@ def _without_point(values: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray] 
     if values.null_count or not pa.types.is_string(values.type):
         return None
     n = len(values)
-    start = values.offset
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[start : start + n + 1]
-    data = values.buffers()[2]
-    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    offsets, raw = string_parts(values)
     length = np.diff(offsets)
     empty = length == 0
     some_empty = bool(empty.any())

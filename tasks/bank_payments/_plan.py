@@ -26,6 +26,7 @@ from tasks.bank_payments._classify import (
     class_codes,
     classify,
 )
+from tasks.bank_payments._dedup import duplicates
 from tasks.bank_payments._kernels import encoded, mask
 from tasks.bank_payments._keys import ID_PREFIX, line_keys
 from tasks.bank_payments._match import (
@@ -206,65 +207,6 @@ def _grouped(frame: pd.DataFrame, chosen: np.ndarray, make: object) -> dict[int,
     for row in rows.itertuples(index=False):
         found.setdefault(int(row.line), []).append(make(row))  # type: ignore[operator]
     return found
-
-
-def duplicates(
-    keys: pa.Array, done_keys: Iterable[str], among: np.ndarray | None = None
-) -> np.ndarray:
-    """Lines (of those ``among``, by default all) whose key is already done.
-
-    Most lines are new: a bitmap of the done keys' heads (:func:`_heads`) rules them out by one
-    numpy look each, and only the lines it cannot rule out are looked up exactly."""
-    known = pa.array(list(done_keys), pa.string())
-    found = np.zeros(len(keys), dtype=bool)
-    if len(known) == 0:
-        return found
-    maybe = _maybe_known(keys, known)
-    if maybe is None and among is None:
-        return mask(pc.is_in(keys, value_set=known))
-    if maybe is None:
-        rows = np.flatnonzero(among)
-    else:
-        rows = np.flatnonzero(maybe if among is None else maybe & among)
-    found[rows] = mask(pc.is_in(keys.take(pa.array(rows)), value_set=known))
-    return found
-
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: spreads similar heads over buckets
-
-
-def _maybe_known(keys: pa.Array, known: pa.Array) -> np.ndarray | None:
-    """Per key, whether a done key shares its bucket (false for a key that is surely not done:
-    equal keys have equal heads); None when the keys are not plain strings."""
-    if not all(isinstance(a, pa.StringArray) and not a.null_count for a in (keys, known)):
-        return None
-    bits = int(np.clip(np.ceil(np.log2(len(known))) + 4, 16, 24))
-    shift = np.uint64(64 - bits)
-    table = np.zeros(1 << bits, dtype=bool)
-    table[(_heads(known) * _MIX) >> shift] = True
-    in_table: np.ndarray = table[(_heads(keys) * _MIX) >> shift]
-    return in_table
-
-
-def _heads(values: pa.StringArray) -> np.ndarray:
-    """Each text's first 8 bytes (zeros past its end) as a number, mixed with its length."""
-    n = len(values)
-    start = values.offset
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[start : start + n + 1]
-    data = values.buffers()[2]
-    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
-    length = np.diff(offsets)
-    width = int(length[0]) if n else 0
-    if width >= 8 and (length == width).all():
-        # Keys of one length (the digest keys): every head is a strided view of the buffer.
-        head = np.ndarray((n,), dtype="<u8", buffer=raw, offset=int(offsets[0]), strides=(width,))
-    else:
-        head = np.zeros(n, dtype=np.uint64)
-        for byte in range(8):
-            has = length > byte
-            head[has] |= raw[offsets[:-1][has] + byte].astype(np.uint64) << np.uint64(8 * byte)
-    mixed: np.ndarray = head ^ (length.astype(np.uint64) * _MIX)
-    return mixed
 
 
 @dataclass(frozen=True)

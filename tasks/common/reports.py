@@ -28,6 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.common.arrow_text import string_parts
+
 REPORT_ENCODING = "utf-8-sig"
 REPORT_MODE = 0o644
 MAX_ARTIFACT_ROWS = 500
@@ -54,15 +56,6 @@ def _as_string(values: pa.Array) -> pa.Array:
     values = values if values.type == pa.string() else values.cast(pa.string())
     # A null would make its whole line null, and the line would be missing from the file.
     return pc.fill_null(values, "") if values.null_count else values
-
-
-def _parts(values: pa.Array) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """A string column's value boundaries (one more than its values) and its bytes, as numpy
-    views of Arrow's own buffers (nothing copied)."""
-    _, offsets, data = values.buffers()
-    ends = np.frombuffer(offsets, np.int32)[values.offset : values.offset + len(values) + 1]
-    body = np.frombuffer(data, np.uint8) if data is not None and data.size else _NO_BYTES
-    return ends, body
 
 
 def _rows_holding(
@@ -100,7 +93,7 @@ def starting_with(values: pa.Array, prefixes: bytes) -> np.ndarray[Any, np.dtype
     a numpy mask: read from the first byte of each value, without a pattern."""
     values = _as_string(values)
     rows = np.zeros(len(values), dtype=bool)
-    rows[_first_byte_in(*_parts(values), prefixes)] = True
+    rows[_first_byte_in(*string_parts(values), prefixes)] = True
     return rows
 
 
@@ -167,7 +160,6 @@ def write_csv_columns(
 # The csv module's "excel" dialect, reproduced byte for byte: a field is quoted when it holds
 # the delimiter, the quote or a line break, quotes are doubled, rows end in CRLF.
 _NEEDS_QUOTES = b'",\r\n'
-_NO_BYTES = np.zeros(0, dtype=np.uint8)
 
 
 def _csv_field(values: pa.Array) -> pa.Array:
@@ -175,7 +167,7 @@ def _csv_field(values: pa.Array) -> pa.Array:
     decided on the column's bytes (numpy over Arrow's buffers, see :func:`_rows_holding`), so a
     column with nothing to change, the usual one, costs a pass over its bytes and no more."""
     values = _as_string(values)
-    ends, body = _parts(values)
+    ends, body = string_parts(values)
     risky = _formula_rows(values, ends, body)
     needs = _rows_holding(ends, body, _NEEDS_QUOTES)  # an apostrophe changes none of these
     if risky is not None:
@@ -224,13 +216,13 @@ def _folded(fields: list[pa.Array]) -> list[pa.Array | str]:
 
 def _empty(values: pa.Array) -> bool:
     """True when every value of a (null-free) string column is the empty string."""
-    ends, _ = _parts(values)
+    ends, _ = string_parts(values)
     return values.null_count == 0 and int(ends[-1]) == int(ends[0])
 
 
 def _write_lines(handle: Any, lines: pa.Array) -> None:
     """Arrow's bytes of ``lines`` straight to the file (a view, not a copy)."""
-    ends, body = _parts(lines)
+    ends, body = string_parts(lines)
     if len(lines):
         handle.write(body[ends[0] : ends[-1]].data)
 

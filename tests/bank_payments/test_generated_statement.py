@@ -21,10 +21,10 @@ import pytest
 
 from tasks.bank_payments import read_statement
 from tasks.bank_payments._classify import CLASSES, class_codes, classify
+from tasks.bank_payments._dedup import duplicates
 from tasks.bank_payments._keys import line_keys
 from tasks.bank_payments._match import OUTCOMES, match_lines
 from tasks.bank_payments._owed import OpenItem, items_frame
-from tasks.bank_payments._plan import duplicates
 from tasks.bank_payments._suggest import suggest
 from tests.bank_payments.generated_statement import generate, generate_varied
 
