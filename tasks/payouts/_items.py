@@ -77,9 +77,12 @@ def arrow_payout_codes(payout_ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     ``pd.factorize`` does, without the copies pandas makes around it."""
     encoded = payout_ids.dictionary_encode()
     codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    firsts = np.zeros(len(encoded.dictionary), dtype=np.int64)
-    firsts[codes[::-1]] = np.arange(len(codes) - 1, -1, -1, dtype=np.int64)  # the first row wins
-    return codes, firsts
+    # Codes are numbered in order of first appearance, so a code appears first exactly where it
+    # exceeds every code before it (numpy does not promise which of repeated writes wins, so
+    # the first rows are found, not written over).
+    running = np.maximum.accumulate(codes)
+    firsts = np.flatnonzero(np.r_[True, running[1:] > running[:-1]]) if len(codes) else codes
+    return codes, firsts.astype(np.int64)
 
 
 def payouts_of(
