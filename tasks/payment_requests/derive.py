@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -66,20 +68,33 @@ def _hashed(payload: pa.Array | pa.ChunkedArray) -> pa.Array:
     the same SHA-256 (Rust's ``sha2``) over the whole column in one call (README, Benchmarks).
     Polars is imported here, not at the top, so commands that never derive an id do not pay for
     loading it. A batch at a time: the 64 hex digits of every digest exist only for one batch.
+    Every id has the same width, so the ids are one fixed-width numpy block: the prefix is
+    written once for all rows and each batch's first 24 digits copied under it.
     """
     import polars as pl
     import polars_hash  # noqa: F401  (registers the ``chash`` namespace on polars expressions)
 
+    count, width = len(payload), len(DERIVED_PREFIX) + _HEX_DIGITS
+    ids = np.empty((count, width), dtype=np.uint8)
+    ids[:, : len(DERIVED_PREFIX)] = np.frombuffer(DERIVED_PREFIX.encode("ascii"), np.uint8)
     digest = pl.col("payload").chash.sha2_256()
-    batches = []
-    for start in range(0, len(payload), HASH_BATCH):
+    for start in range(0, count, HASH_BATCH):
         texts = pl.from_arrow(payload.slice(start, HASH_BATCH), rechunk=False)
         assert isinstance(texts, pl.Series)
-        ids = texts.to_frame("payload").select(
-            pl.lit(DERIVED_PREFIX) + digest.str.slice(0, _HEX_DIGITS)
-        )
-        batches.append(pc.cast(ids.to_series().to_arrow(), pa.string()))
-    return pa.concat_arrays(batches) if batches else pa.array([], pa.string())
+        hexes = texts.to_frame("payload").select(digest).to_series().to_arrow()
+        ids[start : start + len(hexes), len(DERIVED_PREFIX) :] = _leading_digits(hexes)
+    offsets = np.arange(0, (count + 1) * width, width, dtype=np.int32)
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(ids))
+
+
+def _leading_digits(hexes: pa.Array) -> np.ndarray[Any, np.dtype[np.uint8]]:
+    """The first ``_HEX_DIGITS`` bytes of each 64-digit hex digest, as an (n, 24) numpy view."""
+    _, offsets, data = hexes.buffers()
+    kind = np.int64 if pa.types.is_large_string(hexes.type) else np.int32
+    ends = np.frombuffer(offsets, kind)[hexes.offset : hexes.offset + len(hexes) + 1]
+    if hexes.null_count or ends[-1] - ends[0] != 64 * len(hexes):
+        raise ValueError("polars-hash gave a digest that is not 64 hex digits")
+    return np.frombuffer(data, np.uint8)[ends[0] : ends[-1]].reshape(-1, 64)[:, :_HEX_DIGITS]
 
 
 def derived_ids(good: pa.Table, biller: str) -> pa.Array:
