@@ -18,7 +18,12 @@ night has completed; then:
 - every file is in ``processed/`` or ``failed/`` with its report, nothing in ``processing/``;
 - each payout report is recorded done in the ledger with its report and its payouts, and the
   service's payouts of its period are as they were when it was downloaded (the job only reads);
-- every biller's refresh token is the live one at the service (neither used nor revoked);
+- every biller's refresh token is the live one at the service (neither used nor revoked). A kill
+  that lands in the service's part of a refresh's window (the request reached it, the answer
+  died with the process: ``docs/credentials.md`` §3, beyond any client) spends the token; the
+  next run's failure names the refresh's process, and when that process is one the soak killed
+  the biller is logged in again, as an operator would, and its night resumes. A dead token that
+  no kill explains fails the soak, with what the logs say of that credential;
 - no secret the sandbox issued in the run (its ``/_sandbox/secrets``: every client secret and
   token, those the workers rotated included, and webhook credentials) is in the workers' and
   server's logs, the Prefect server's stored logs and artifacts, any file under ``BILLOPS_HOME``
@@ -70,6 +75,12 @@ from tests.support.soak_checks import (
     sandbox_truth,
     server_texts,
 )
+from tests.support.soak_credentials import (
+    credential_dead,
+    credential_story,
+    log_in_again,
+    unfinished_refresh_pids,
+)
 
 BILLERS = int(os.environ.get("BILLOPS_SOAK_BILLERS", "10"))
 KILLS = int(os.environ.get("BILLOPS_SOAK_KILLS", "50"))
@@ -93,6 +104,7 @@ class Chaos:
         self.running, self.admin, self.wanted = running, admin, kills
         self.rng = random.Random(seed)
         self.kills: list[str] = []  # "worker: biller" of each kill
+        self.victims: set[int] = set()  # every process the kills took (workers and their runs)
         self.storms = 0
         # The sandbox counts faults since its plan was last set; each re-plan adds them up here.
         self.injected: Counter[str] = Counter()
@@ -117,7 +129,7 @@ class Chaos:
             run = self.rng.choice(running)
             worker = run["labels"].get("prefect.worker.name")
             if worker in self.running.workers:
-                self.running.kill_worker(worker)
+                self.victims.update(self.running.kill_worker(worker))
                 self.kills.append(f"{worker}: {run['parameters']['biller']}")
                 self.running.start_worker(worker)
 
@@ -167,6 +179,8 @@ class Soak:
     references: dict[str, Counter[str]]
     unsettled: list[Any]
     alive: dict[str, bool]
+    # Credentials lost to a kill in the service's part of the refresh window, logged in again.
+    logged_in_again: list[str]
     leftover: list[str]
     put_away: dict[str, list[str]]
     commands: dict[str, int]  # each billops command run at the end -> its exit code
@@ -210,6 +224,7 @@ def _soak(
         chaos = Chaos(running, admin, kills, seed=20261124)
         everyone = [b.block for b in made]
         pending, rounds, started = list(everyone), 0, time.monotonic()
+        logged_in_again: list[str] = []
         try:
             while (pending or not chaos.finished) and rounds < MAX_ROUNDS:
                 # While kills remain, every biller's night runs again (a night with nothing
@@ -226,6 +241,8 @@ def _soak(
                     )
                 rows = _summary(running)
                 done = {b for b in asked if rows[b]["status"] == "ok"}
+                stopped = [b for b in made if b.block in asked and b.block not in done]
+                logged_in_again += _lost_credentials(running, admin, database, chaos, stopped)
                 pending = [b for b in pending if b not in done]
                 rounds += 1
         finally:
@@ -279,8 +296,37 @@ def _soak(
     unsettled = [op for found in ops.values() for op in found if op.state not in SETTLED]
     return Soak(
         made, rounds, pending, chaos.kills, chaos.storms, dict(chaos.injected), duration, truth,
-        references, unsettled, alive, leftover, put_away, commands, issued, statements, payouts,
+        references, unsettled, alive, logged_in_again, leftover, put_away, commands, issued,
+        statements, payouts,
     )  # fmt: skip
+
+
+def _lost_credentials(
+    running: Platform,
+    admin: SandboxAdmin,
+    database: Path,
+    chaos: Chaos,
+    stopped: list[WholeBiller],
+) -> list[str]:
+    """The billers among ``stopped`` whose refresh token died, each logged in again, when a
+    process the soak killed had a refresh of it in flight (docs/credentials.md §3: the service
+    spent the token and its answer died with the process). A dead token without such a kill
+    fails the soak with what the logs say of it: billops lost a credential."""
+    lost: list[str] = []
+    for biller in stopped:
+        with running.api():
+            if not credential_dead(database, biller.block):
+                continue
+            named = unfinished_refresh_pids(biller.block)
+            killed = named & chaos.victims
+            assert killed, (
+                f"{biller.block}: its refresh token is dead and no process the soak killed had a "
+                f"refresh of it in flight (the logs name {sorted(named) or 'none'}; killed "
+                f"{sorted(chaos.victims)}):\n" + credential_story(running.root, biller.block)
+            )
+            log_in_again(admin, biller.block, biller.biller_id)
+        lost.append(f"{biller.block} (refresh in flight in killed pid {min(killed)})")
+    return lost
 
 
 def _report_and_check(soak: Soak, kills: int) -> None:
@@ -293,7 +339,8 @@ def _report_and_check(soak: Soak, kills: int) -> None:
     print(f"soak: duplicates {soak.duplicates}; unsettled ledger operations {len(soak.unsettled)}")
     print(
         f"soak: files left in processing/ {len(soak.leftover)}; "
-        f"credentials alive {sum(soak.alive.values())}/{count}; "
+        f"credentials alive {sum(soak.alive.values())}/{count} (lost to a kill in the "
+        f"service's refresh window and logged in again: {soak.logged_in_again or 'none'}); "
         f"secrets issued by the sandbox, all scanned: {soak.issued}"
     )
     wrong = sum(len(found) for found in soak.payouts.values())

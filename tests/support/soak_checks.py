@@ -80,19 +80,25 @@ def payout_fate(admin: SandboxAdmin, home: Path, biller: WholeBiller) -> list[st
 def live_refresh_token(database: Path, block: str) -> bool:
     """Whether the block's stored refresh token is the live one at the sandbox (neither used
     nor revoked); both its tokens go to the secret scan."""
-    from sqlalchemy import create_engine, text
-
     from blocks import BillerCredentials
-    from sandbox.oauth.tokens import digest
 
     stored = BillerCredentials.load(block).token_set()
     register_secret(stored.refresh_token)
     register_secret(stored.access_token)
+    return live_at_sandbox(database, stored.refresh_token)
+
+
+def live_at_sandbox(database: Path, refresh_token: str) -> bool:
+    """Whether the sandbox issued ``refresh_token`` and has neither used nor revoked it."""
+    from sqlalchemy import create_engine, text
+
+    from sandbox.oauth.tokens import digest
+
     engine = create_engine(f"sqlite:///{database}")
     with engine.connect() as db:
         row = db.execute(
             text("SELECT used_at, revoked_at FROM refresh_tokens WHERE digest = :d"),
-            {"d": digest(stored.refresh_token)},
+            {"d": digest(refresh_token)},
         ).one_or_none()
     engine.dispose()
     return row is not None and row[0] is None and row[1] is None
