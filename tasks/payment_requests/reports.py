@@ -273,14 +273,29 @@ def amount_by_status(
     else:
         status = pc.take(outcomes.status, _index_in(good_lines, lines))
     pennies = parsed.good.table.column("amount_pennies").combine_chunks()
-    grouped = pa.table({"status": status, "pennies": pennies}).group_by("status")
-    totals = {
-        str(row["status"]): Decimal(int(row["pennies_sum"] or 0)) / 100
-        for row in grouped.aggregate([("pennies", "sum")]).to_pylist()
-    }
+    totals = {name: Decimal(sum_) / 100 for name, sum_ in _pennies_by(status, pennies).items()}
     for deletion in deletions:
         totals[deletion.outcome] = totals.get(deletion.outcome, Decimal(0)) + deletion.amount
     return dict(sorted(totals.items()))
+
+
+def _pennies_by(status: pa.Array, pennies: pa.Array) -> dict[str, int]:
+    """The pennies of each status, summed exactly: a file has a handful of statuses, so each
+    is a mask over the status codes (numpy, int64), where Arrow's ``group_by`` on the text
+    cost a million rows 20 ms."""
+    if status.null_count or pennies.null_count:
+        grouped = pa.table({"status": status, "pennies": pennies}).group_by("status")
+        return {
+            str(row["status"]): int(row["pennies_sum"] or 0)
+            for row in grouped.aggregate([("pennies", "sum")]).to_pylist()
+        }
+    encoded = pc.dictionary_encode(status)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    values = pennies.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    names = encoded.dictionary.to_pylist()
+    if len(names) == 1:
+        return {str(names[0]): int(values.sum())}
+    return {str(name): int(values[codes == code].sum()) for code, name in enumerate(names)}
 
 
 def write_reports(

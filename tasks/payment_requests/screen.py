@@ -132,10 +132,13 @@ def _customers(
         column_ids = pc.take(pa.array([f[0] for f in found], pa.string()), encoded.indices)
         column_kinds = pc.take(pa.array([f[1] for f in found], pa.string()), encoded.indices)
         ok = present & _mask(pc.is_valid(column_ids))
-        pick = pa.array(ok)
-        ids = pc.if_else(pick, column_ids, ids)
-        kinds = pc.if_else(pick, column_kinds, kinds)
-        used = pc.if_else(pick, values, used)  # table.value: trimmed already
+        if not resolved.any() and ok.all():  # the usual file: one column, every row resolved
+            ids, kinds, used = column_ids, column_kinds, values
+        else:
+            pick = pa.array(ok)
+            ids = pc.if_else(pick, column_ids, ids)
+            kinds = pc.if_else(pick, column_kinds, kinds)
+            used = pc.if_else(pick, values, used)  # table.value: trimmed already
         resolved |= ok
     suspect = (given != 1) | ~resolved
     return ids, kinds, used, suspect

@@ -3,8 +3,12 @@ the first column (only rows whose first cell is blank are looked at further)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pyarrow as pa
+
+from tasks.common.finance_files.raw import RawTable
 from tasks.payment_requests import read_payment_request_file
 
 
@@ -22,3 +26,28 @@ def test_rows_blank_only_in_their_first_cell_are_kept(tmp_path: Path) -> None:
     table = read_payment_request_file(path).table
 
     assert table.lines.to_pylist() == [2, 3, 5]
+
+
+def _blank(cell: str) -> bool:
+    return re.fullmatch(r"[\t\n\f\r ]*", cell) is not None  # RE2's \s, what the reader uses
+
+
+def test_blank_rows_are_the_rows_of_blank_cells_whatever_their_first_byte() -> None:
+    """Only rows whose first cell is empty or starts with a whitespace byte are looked at; the
+    rows dropped are exactly the rows whose every cell is blank."""
+    firsts = ["", " ", "\t", "\f\r", "\n", " x", "x ", "\u00a0", "\x0b", "\u2003", "£", "é"]
+    seconds = ["", " ", "y", "\u00a0"]
+    rows = [(a, b) for a in firsts for b in seconds]
+    table = RawTable(
+        header=("A", "B"),
+        columns={"a": 0, "b": 1},
+        lines=pa.array(range(2, 2 + len(rows)), pa.int64()),
+        cells=(pa.array([a for a, _ in rows]), pa.array([b for _, b in rows])),
+        widths=pa.repeat(pa.scalar(2, pa.int32()), len(rows)),
+    )
+
+    kept = table.without_blank_rows().lines.to_pylist()
+
+    expected = [n + 2 for n, (a, b) in enumerate(rows) if not (_blank(a) and _blank(b))]
+    assert kept == expected
+    assert len(kept) < len(rows)  # some rows were blank

@@ -17,11 +17,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.common.arrow_text import string_parts
 from tasks.common.finance_files.rows import InputRow
 
 BATCH_ROWS = 65_536
 EMPTY = pa.array([], type=pa.string())
 _BLANK = r"^\s*$"
+# What a blank value starts with, if anything: nothing (0 stands for that) or RE2's \s.
+_BLANK_FIRST_BYTES = np.array([0, 9, 10, 12, 13, 32], dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,10 @@ class RawTable:
             return self
         # A blank row's first cell is blank: only rows whose first cell is are looked at further
         # (in the usual file none are, and one column is scanned instead of every one).
-        blank = pc.match_substring_regex(self.cells[0], _BLANK)
-        if not pc.any(blank).as_py():
+        candidates = _maybe_blank(self.cells[0])
+        if not len(candidates):
             return self
-        candidates = pc.indices_nonzero(blank)
-        for column in self.cells[1:]:
+        for column in self.cells:
             still = pc.match_substring_regex(pc.take(column, candidates), _BLANK)
             candidates = pc.filter(candidates, still)
             if not len(candidates):
@@ -107,6 +109,20 @@ class RawTable:
         keep = np.ones(len(self), dtype=bool)
         keep[candidates.to_numpy()] = False
         return self.take(pa.array(np.flatnonzero(keep)))
+
+
+def _maybe_blank(values: pa.Array) -> pa.Array:
+    """The positions of the values that may be blank: empty, or starting with one of the
+    whitespace bytes of ``_BLANK`` (RE2's ``\\s`` is ASCII only), read from each value's first
+    byte; a pattern over every value cost a million-row file 20 ms more. The caller matches
+    these against ``_BLANK``."""
+    if values.type != pa.string():
+        return pc.indices_nonzero(pc.match_substring_regex(values, _BLANK))
+    ends, body = string_parts(values)
+    filled = np.flatnonzero(ends[1:] > ends[:-1])
+    first = np.zeros(len(values), dtype=np.uint8)  # 0 for an empty value (or a null)
+    first[filled] = body[ends[:-1][filled]]
+    return pa.array(np.flatnonzero(np.isin(first, _BLANK_FIRST_BYTES)))
 
 
 def concatenated(parts: Sequence[pa.Array], kind: pa.DataType) -> pa.Array:
