@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from prefect import flow
 
-from billing_api import ReauthorizationRequired, RecoveryDirectory
+from billing_api import ReauthorizationRequired, RecoveryDirectory, TokenSet
 from blocks import BillerCredentials
 from tests.support.credentials import save_connected_block, unique_name
 from tests.support.sandbox_admin import SandboxAdmin, running_sandbox
@@ -68,12 +68,13 @@ def _pids_named(name: str, timeout: float = 20) -> set[int]:
     return found
 
 
-def _spent(block: BillerCredentials) -> None:
+def _spent(block: BillerCredentials) -> TokenSet:
     """The service rotates the block's token; its answer never reaches the block."""
     with block.get_oauth_client() as oauth:
-        lost = oauth.refresh(block.read().refresh_token)
-    register_secret(lost.refresh_token)
-    register_secret(lost.access_token)
+        granted = oauth.refresh(block.read().refresh_token).to_token_set(1)
+    register_secret(granted.refresh_token)
+    register_secret(granted.access_token)
+    return granted
 
 
 def test_a_token_lost_in_flight_names_its_process_and_a_login_brings_it_back(
@@ -109,10 +110,7 @@ def test_a_token_set_kept_by_the_journal_is_not_lost(
     admin, database = sandbox
     name = unique_name("kept")
     block, _ = save_connected_block(admin, name, with_access_token=False)
-    with block.get_oauth_client() as oauth:
-        granted = oauth.refresh(block.read().refresh_token).to_token_set(1)
-    register_secret(granted.refresh_token)
-    register_secret(granted.access_token)
+    granted = _spent(block)
 
     assert credential_dead(database, name)  # the block's token is spent, nothing kept
     RecoveryDirectory(billops_home / "recovery").record(name, granted)
