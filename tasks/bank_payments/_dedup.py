@@ -32,9 +32,9 @@ def duplicates(
     if len(known) == 0:
         return found
     maybe = _maybe_known(keys, known)
-    if maybe is None and among is None:
-        return mask(pc.is_in(keys, value_set=known))
     if maybe is None:
+        if among is None:
+            return mask(pc.is_in(keys, value_set=known))
         rows = np.flatnonzero(among)
     else:
         rows = np.flatnonzero(maybe if among is None else maybe & among)

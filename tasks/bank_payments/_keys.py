@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.bank_payments._bytes import with_other_whitespace
 from tasks.bank_payments._kernels import encoded, mask, strings
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -54,14 +55,18 @@ def fnv1a(texts: pa.Array) -> np.ndarray:
     return digests
 
 
-def _text_digests(values: pa.Array) -> np.ndarray:
-    """FNV-1a of each distinct canonical text, one per row (see the module docstring)."""
+def _text_digests(values: pa.Array) -> np.ndarray | np.uint64:
+    """FNV-1a of each distinct canonical text, one per row (see the module docstring); one
+    number for a column with one text on every line."""
     codes = encoded(values)
     canonical = pc.utf8_trim_whitespace(_single_spaced(pc.utf8_upper(codes.dictionary)))
     digests = fnv1a(canonical)
     if len(digests) == 1 and not codes.indices.null_count:
-        return np.full(len(codes), digests[0])  # one text on every line (no such column)
-    return digests[np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+        return np.uint64(digests[0])  # one text on every line (no such column)
+    by_row: np.ndarray = digests[
+        np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    ]
+    return by_row
 
 
 # A run of whitespace that is not one plain space: two or more whitespace characters, or one
@@ -72,38 +77,61 @@ _OTHER_WHITESPACE = r"\s\s|[^\S ]"
 
 def _single_spaced(texts: pa.Array) -> pa.Array:
     """Each run of whitespace as one space. Only the few texts with such a run are rewritten:
-    a regex replace over every distinct text cost more than the rest of a text's digest."""
-    needs = pc.match_substring_regex(texts, _OTHER_WHITESPACE)
-    if not pc.any(needs).as_py():
+    a regex replace over every distinct text cost more than the rest of a text's digest. They
+    are found from the bytes (``_bytes``; perhaps with a few more that the rewrite leaves as
+    they were), where a regex search over every text cost a third of the digest."""
+    found = with_other_whitespace(texts)
+    if found is None:
+        needs = pc.match_substring_regex(texts, _OTHER_WHITESPACE)
+        if not pc.any(needs).as_py():
+            return texts
+    elif not found.any():
         return texts
+    else:
+        needs = pa.array(found)
     rewritten = pc.replace_substring_regex(texts.filter(needs), pattern=r"\s+", replacement=" ")
     return pc.replace_with_mask(texts, needs, rewritten)
 
 
-def _fold(state: np.ndarray, word: np.ndarray) -> np.ndarray:
-    folded: np.ndarray = (state ^ word) * _FNV_PRIME
-    return folded
+def _fold(state: np.ndarray, word: np.ndarray | np.uint64) -> np.ndarray:
+    """One FNV-1a step of every line's state with its word, in place (a fresh array per step
+    of a million lines cost as much as the step)."""
+    np.bitwise_xor(state, word, out=state)
+    np.multiply(state, _FNV_PRIME, out=state)
+    return state
 
 
 def _finalise(x: np.ndarray) -> np.ndarray:
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    final: np.ndarray = x ^ (x >> np.uint64(31))
-    return final
+    """splitmix64's finaliser, in place (``x`` is used up)."""
+    work = np.empty_like(x)
+    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        np.right_shift(x, np.uint64(shift), out=work)
+        np.bitwise_xor(x, work, out=x)
+        np.multiply(x, np.uint64(factor), out=x)
+    np.right_shift(x, np.uint64(31), out=work)
+    np.bitwise_xor(x, work, out=x)
+    return x
 
 
 def line_digests(lines: pa.Table) -> np.ndarray:
     """The 64-bit digest of each line's content (identical lines share it)."""
     n = lines.num_rows
-    state = np.full(n, _FNV_OFFSET, dtype=np.uint64)
     days = np.asarray(lines.column("date").cast(pa.int32()).to_numpy(), dtype=np.int64)
     amount = np.asarray(lines.column("amount").to_numpy(), dtype=np.int64)
     with np.errstate(over="ignore"):
-        state = _fold(state, _text_digests(lines.column("account")))
-        state = _fold(state, days.astype(np.uint64))
-        state = _fold(state, amount.astype(np.uint64))
+        # The account is one text in most files: its step is then one number's, the same for
+        # every line, and the lines' states start from it.
+        account = _text_digests(lines.column("account"))
+        state = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+        if isinstance(account, np.ndarray):
+            _fold(state, account)
+        else:
+            state[:] = (_FNV_OFFSET ^ account) * _FNV_PRIME
+        # int64 to uint64 keeps the bits (two's complement), as the cast did.
+        _fold(state, days.view(np.uint64))
+        _fold(state, amount.view(np.uint64))
         for name in KEY_PARTS[1:]:
-            state = _fold(state, _text_digests(lines.column(name)))
+            _fold(state, _text_digests(lines.column(name)))
         return _finalise(state)
 
 
@@ -146,7 +174,7 @@ def _digest_keys(digests: np.ndarray, occurrence: np.ndarray) -> pa.Array:
     # Big-endian bytes straight to hex bytes: hexlify reads the array's buffer (no str, no
     # re-encoding), and it is the same 16 lower-case digits as ``format(d, "016x")``.
     big_endian = digests.astype(">u8") if np.little_endian else digests
-    hexed = np.frombuffer(binascii.hexlify(big_endian), dtype="S16")
+    hexed = np.frombuffer(binascii.hexlify(big_endian.data), dtype="S16")
     if occurrence.max(initial=0) < 10:
         # One 18-byte record per key: the 16 digits, then "-" and the digit as one 2-byte
         # little-endian number ("-" in the low byte): two field copies fill the records,

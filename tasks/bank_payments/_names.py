@@ -9,7 +9,7 @@ filler words (``LTD``/``LIMITED``, ``PLC``, ``THE``, ``&``/``AND``...). Then, ch
 - otherwise ``rapidfuzz``'s token-set ratio (cut-off 70) against the customers sharing the
   payer's rarest distinctive word (words in more than 1 % of the names, or 50 of them, do not
   count: they would put every customer in every block). Payers sharing that word are scored in
-  one ``process.cdist`` call.
+  one ``process.cdist`` call; the pairs of all small blocks together in one ``process.cpdist``.
 
 At most 3 customers per payer are kept, best first.
 """
@@ -29,6 +29,7 @@ from tasks.bank_payments._kernels import encoded, mask
 NAME_CUTOFF = 70
 CUSTOMERS_PER_PAYER = 3
 MIN_PREFIX = 8
+SMALL_BLOCK = 64  # pairs of payers and customers; smaller blocks are scored together
 _FILLER = r"\b(LIMITED|LTD|PLC|LLP|LLC|INC|CO|COMPANY|THE|AND|UK|GROUP|HOLDINGS|SERVICES?)\b"
 
 
@@ -38,7 +39,11 @@ def name_keys(names: pa.Array) -> list[str]:
     text = pc.replace_substring(text, "&", " AND ")
     text = pc.replace_substring_regex(text, r"[^A-Z0-9 ]+", " ")
     text = pc.replace_substring_regex(text, _FILLER, " ")
-    text = pc.utf8_trim_whitespace(pc.replace_substring_regex(text, r"\s+", " "))
+    # Only letters, digits and plain spaces are left: each run of spaces becomes one by a
+    # split on runs and a join (the ends trimmed after), no regex (a replace of ``\s+`` over
+    # every text cost more than all the rest together).
+    text = pc.binary_join(pc.ascii_split_whitespace(text), " ")
+    text = pc.utf8_trim_whitespace(text)
     return [str(t) for t in text.to_pylist()]
 
 
@@ -61,12 +66,15 @@ class _Words:
         owner, flat = _split_words(keys)
         codes = encoded(flat)
         word = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        pair = np.unique(word * max(len(keys), 1) + owner)  # each word once per name
+        # Each word once per name: sorted, then the repeats dropped (np.unique hashes first,
+        # and cost five times as much).
+        pair = np.sort(word * max(len(keys), 1) + owner)
+        pair = pair[np.r_[True, pair[1:] != pair[:-1]]] if len(pair) else pair
         word, owner = pair // max(len(keys), 1), pair % max(len(keys), 1)
         count = np.bincount(word, minlength=len(codes.dictionary))
         common = max(50, len(keys) // 100)
         kept = np.flatnonzero(count <= common)
-        inside = np.isin(word, kept)
+        inside = (count <= common)[word]
         code_of = np.full(len(count), -1, dtype=np.int64)
         code_of[kept] = np.arange(len(kept))
         words = codes.dictionary.take(pa.array(kept))
@@ -161,12 +169,29 @@ def name_matches(payers: pa.Array, customers: pa.Array) -> pd.DataFrame:
 
 
 def _exact(payer_keys: list[str], customer_keys: list[str]) -> pd.DataFrame:
-    """Payers whose key is a customer's (score 100), by a join of the two lists."""
-    payers = pd.DataFrame({"key": payer_keys, "payer": np.arange(len(payer_keys))})
-    customers = pd.DataFrame({"key": customer_keys, "customer": np.arange(len(customer_keys))})
-    joined = payers[payers["key"] != ""].merge(customers, on="key")
-    joined = joined.groupby("payer", sort=False).head(CUSTOMERS_PER_PAYER)
-    return joined.assign(score=100.0)[["payer", "customer", "score"]]
+    """Payers whose key is a customer's (score 100): for each payer in order, the first
+    :data:`CUSTOMERS_PER_PAYER` customers with its key, in customer order (what an inner join
+    of the two lists gives), by whole arrays: the customers grouped by key code, each payer's
+    key looked up among the distinct keys."""
+    codes = pa.array(customer_keys, pa.string()).dictionary_encode()
+    code = np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    by_key = np.argsort(code, kind="stable")
+    count = np.bincount(code, minlength=len(codes.dictionary))
+    start = np.r_[0, np.cumsum(count)[:-1]].astype(np.int64)
+    keys = pa.array(payer_keys, pa.string())
+    found = pc.index_in(keys, value_set=codes.dictionary)
+    payer = np.flatnonzero(mask(pc.and_(pc.is_valid(found), pc.not_equal(keys, ""))))
+    key = np.asarray(pc.fill_null(found, 0).to_numpy(zero_copy_only=False), np.int64)[payer]
+    per_payer = np.minimum(count[key], CUSTOMERS_PER_PAYER)
+    step = np.arange(int(per_payer.sum())) - np.repeat(np.cumsum(per_payer) - per_payer, per_payer)
+    customer = by_key[np.repeat(start[key], per_payer) + step]
+    return pd.DataFrame(
+        {
+            "payer": np.repeat(payer, per_payer),
+            "customer": customer,
+            "score": np.full(len(customer), 100.0),
+        }
+    )
 
 
 def _fuzzy(payer_keys: list[str], payers: np.ndarray, known: _Customers) -> pd.DataFrame:
@@ -190,7 +215,20 @@ def _fuzzy(payer_keys: list[str], payers: np.ndarray, known: _Customers) -> pd.D
     ends = np.r_[blocks[1:], len(word)]
     customer_keys = np.array(known.keys, dtype=object)
     query_keys = np.array(payer_keys, dtype=object)[payers]
-    for begin, end in zip(blocks.tolist(), ends.tolist(), strict=True):
+    # A small block (a payer or a customer alone, a few of each) leaves cdist little to reuse,
+    # and its call cost more than its scores: all such blocks' pairs are scored by one
+    # ``cpdist`` (the same scorer on each pair), the other blocks by one ``cdist`` each.
+    alone = (ends - blocks) * width[blocks] <= SMALL_BLOCK
+    _score_pairs(
+        scores,
+        np.flatnonzero(np.repeat(alone, ends - blocks)),
+        offset,
+        word,
+        words,
+        query_keys,
+        customer_keys,
+    )
+    for begin, end in zip(blocks[~alone].tolist(), ends[~alone].tolist(), strict=True):
         code = int(word[begin])
         block = words.members[words.start[code] : words.start[code] + words.count[code]]
         scores[offset[begin] : offset[end]] = process.cdist(
@@ -200,17 +238,47 @@ def _fuzzy(payer_keys: list[str], payers: np.ndarray, known: _Customers) -> pd.D
             score_cutoff=NAME_CUTOFF,
             dtype=np.uint8,
         ).ravel()
-    # Best first within each payer's row, the earlier customer first among equal scores.
-    query = np.repeat(np.arange(len(payers)), width)
-    column = np.arange(len(scores)) - offset[query]
-    ranked = np.lexsort((column, -scores.astype(np.int16), query))
-    place = np.arange(len(ranked)) - offset[query[ranked]]
-    keep = ranked[(place < CUSTOMERS_PER_PAYER) & (scores[ranked] >= NAME_CUTOFF)]
-    customer = words.members[words.start[word[query[keep]]] + column[keep]]
+    # Best first within each payer's row, the earlier customer first among equal scores: only
+    # the scores at the cut-off or more (few) are ranked, the rest being 0 and never kept.
+    hit = np.flatnonzero(scores >= NAME_CUTOFF)
+    query = np.searchsorted(offset, hit, side="right") - 1
+    column = hit - offset[query]
+    ranked = np.lexsort((column, -scores[hit].astype(np.int16), query))
+    hit, query, column = hit[ranked], query[ranked], column[ranked]
+    first = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    place = np.arange(len(query)) - np.repeat(first, np.diff(np.r_[first, len(query)]))
+    keep = place < CUSTOMERS_PER_PAYER
+    hit, query, column = hit[keep], query[keep], column[keep]
+    customer = words.members[words.start[word[query]] + column]
     return pd.DataFrame(
         {
-            "payer": payers[query[keep]],
+            "payer": payers[query],
             "customer": customer,
-            "score": scores[keep].astype(np.float64),
+            "score": scores[hit].astype(np.float64),
         }
+    )
+
+
+def _score_pairs(
+    scores: np.ndarray,
+    queries: np.ndarray,
+    offset: np.ndarray,
+    word: np.ndarray,
+    words: _Words,
+    query_keys: np.ndarray,
+    customer_keys: np.ndarray,
+) -> None:
+    """Into ``scores`` (each query's row from ``offset``): the ``queries`` scored against every
+    customer of their word's block, as one list of pairs."""
+    if len(queries) == 0:
+        return
+    width = words.count[word[queries]]
+    step = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
+    customer = words.members[np.repeat(words.start[word[queries]], width) + step]
+    scores[np.repeat(offset[queries], width) + step] = process.cpdist(
+        query_keys[np.repeat(queries, width)].tolist(),
+        customer_keys[customer].tolist(),
+        scorer=fuzz.token_set_ratio,
+        score_cutoff=NAME_CUTOFF,
+        dtype=np.uint8,
     )

@@ -16,16 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
+from tasks.bank_payments._cells import read_cells, valid_utf8
 from tasks.bank_payments._detect import Detection, split_line
 from tasks.bank_payments._errors import BadLine, StatementRefused
 from tasks.bank_payments._profiles import FIELDS, Profile, normalise_header
 from tasks.bank_payments._text import StatementText
 
 MAX_LINE_CHARS = 4_000
-MAX_BLOCK = 1 << 30
-BLOCK = 4 << 20
 _NOT_UTF8 = "invalid UTF8"
 
 
@@ -177,51 +175,6 @@ def _width(profile: Profile, header: tuple[str, ...], sample: list[str]) -> int:
     return width + 1 if trailing > plain else width
 
 
-def _read_cells(
-    body: bytes | memoryview,
-    delimiter: str,
-    width: int,
-    used: list[int] | None = None,
-    *,
-    threads: bool = False,
-) -> tuple[pa.Table, list[tuple[int, str, int, int]]]:
-    """The cells of the ``used`` positions as text, and the rows that do not have ``width``
-    cells (number, text, expected, found). One thread reads the body as one block: the columns
-    come out as single arrays (no copy to join them), and Arrow says which line each bad row
-    is (with threads it cannot, so a file read with threads that has such rows is read again)."""
-    names = [f"c{i}" for i in range(width)]
-    wanted = [names[i] for i in (used if used is not None else range(width))]
-    invalid: list[tuple[int, str, int, int]] = []
-
-    def on_invalid(row: pacsv.InvalidRow) -> str:
-        invalid.append((row.number or 0, row.text, row.expected_columns, row.actual_columns))
-        return "skip"
-
-    table = pacsv.read_csv(
-        pa.BufferReader(body),
-        read_options=pacsv.ReadOptions(
-            column_names=names,
-            use_threads=threads,
-            block_size=BLOCK if threads else max(min(len(body) + 1, MAX_BLOCK), BLOCK),
-        ),
-        parse_options=pacsv.ParseOptions(
-            delimiter=delimiter,
-            ignore_empty_lines=False,
-            newlines_in_values=False,
-            invalid_row_handler=on_invalid,
-        ),
-        convert_options=pacsv.ConvertOptions(
-            column_types=dict.fromkeys(wanted, pa.string()),
-            include_columns=wanted,
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-        ),
-    )
-    if invalid and threads:
-        return _read_cells(body, delimiter, width, used, threads=False)
-    return table, invalid
-
-
 def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
     profile = detection.profile
     data = content.data
@@ -243,7 +196,9 @@ def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
     # With a trailing comma, the last cell is read too: it must be empty on every row.
     trailing = width == _width(profile, detection.header, []) + 1
     read = sorted({*used, width - 1}) if trailing else used
-    table, invalid = _read_cells(body, profile.delimiter, width, read)
+    table, invalid = read_cells(
+        body, profile.delimiter, width, read, check_utf8=not valid_utf8(body)
+    )
     rows_seen = table.num_rows + len(invalid)
     if numbers is None:
         numbers = np.arange(first_number, first_number + rows_seen, dtype=np.int64)

@@ -26,7 +26,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.bank_payments import _bytes
 from tasks.bank_payments._kernels import encoded, mask
+from tasks.bank_payments._plain_numbers import plain_numbers
 
 MIN_REFERENCE = 4  # a biller's free-text reference shorter than this would match common words
 MARK = "\u00a7"  # § marks a number found in the text; never in a bank's character set
@@ -146,6 +148,34 @@ def _separable(aliases: Mapping[str, list[str]]) -> bool:
 
 
 def _single_numbers(upper: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
+    """The one number of each text (upper case) that has at most one prefix word: the texts
+    that are a number written plainly read by trimming (``_plain_numbers``), the others by
+    :func:`_extracted`; by text, in order."""
+    plain = plain_numbers(upper, aliases)
+    if plain is None:
+        return _extracted(upper, aliases)
+    shaped, keys = plain
+    rest = np.flatnonzero(~shaped)
+    others = _extracted(upper.take(pa.array(rest)), aliases)
+    named = mask(pc.is_valid(keys))
+    line = np.concatenate(
+        [np.flatnonzero(shaped)[named], rest[others["line"].to_numpy(dtype=np.int64)]]
+    )
+    extracted = pa.array(others["key"], pa.string())
+    if isinstance(extracted, pa.ChunkedArray):  # one chunk as _extracted makes it; else joined
+        extracted = extracted.combine_chunks()
+    key = pa.concat_arrays([keys.filter(pa.array(named)), extracted])
+    order = np.argsort(line, kind="stable")
+    return pd.DataFrame(
+        {
+            "line": line[order],
+            "key": pd.arrays.ArrowExtensionArray(key.take(pa.array(order))),
+            "order": np.zeros(len(line), dtype=np.int64),
+        }
+    )
+
+
+def _extracted(upper: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
     """The one number of each text (upper case) that has at most one prefix word: one RE2
     extraction with a group per prefix, in place of marking and splitting."""
     prefixes = list(aliases)
@@ -267,10 +297,19 @@ def _per_value(
     """Numbers and references in each distinct text (``line`` is the value's index here)."""
     frames = []
     words = "|".join(re.escape(w).replace("\\ ", r"\s+") for ws in aliases.values() for w in ws)
-    with_digit = np.flatnonzero(
-        mask(pc.match_substring_regex(values, "[0-9]"))
-        & mask(pc.match_substring_regex(values, words or "$^", ignore_case=True))
-    )  # a number is a prefix word and digits: only texts with both are searched
+    # A number is a prefix word and digits: only texts with both are searched (the words
+    # looked for only in the texts with a digit, found from their bytes where it can be).
+    digits = _bytes.with_digit(values)
+    if digits is None:
+        digits = mask(pc.match_substring_regex(values, "[0-9]"))
+    with_digit = np.flatnonzero(digits)
+    with_digit = with_digit[
+        mask(
+            pc.match_substring_regex(
+                values.take(pa.array(with_digit)), words or "$^", ignore_case=True
+            )
+        )
+    ]
     if len(with_digit) and aliases:
         numbers = find_numbers(values.take(pa.array(with_digit)), aliases)
         numbers["line"] = with_digit[numbers["line"].to_numpy(dtype=np.int64)]

@@ -1,0 +1,61 @@
+"""Questions about texts answered from their bytes at once: whether each has a digit, whether
+each has whitespace that is not one plain space. A regex of one character class runs once per
+text; these read Arrow's buffer in one numpy pass (``tasks/common/arrow_text.py``) and give
+what the regex gives (RE2's classes are ASCII, and the bytes of a UTF-8 character past ASCII
+are never ASCII ones).
+
+Each returns None for an array that is not plain strings without nulls: the caller's regex
+then decides, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from tasks.common.arrow_text import string_parts
+
+# RE2's \s: tab, newline, form feed, carriage return, space (no vertical tab).
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[[9, 10, 12, 13, 32]] = True
+_OTHER_WHITESPACE = _WHITESPACE.copy()
+_OTHER_WHITESPACE[32] = False
+
+
+def _texts_with(values: pa.Array, picked: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
+    """Whether each text holds a byte ``picked`` marks (given all the texts' bytes, in order, it
+    marks each): a running count of marks, compared at each text's two ends."""
+    if not pa.types.is_string(values.type) or values.null_count:
+        return None
+    offsets, raw = string_parts(values)
+    if len(values) == 0:
+        return np.zeros(0, dtype=bool)
+    first, last = int(offsets[0]), int(offsets[-1])
+    count = np.zeros(last - first + 1, dtype=np.int64)
+    np.cumsum(picked(raw[first:last]), out=count[1:])
+    ends = offsets - first
+    found: np.ndarray = count[ends[1:]] > count[ends[:-1]]
+    return found
+
+
+def with_digit(values: pa.Array) -> np.ndarray | None:
+    """What ``match_substring_regex(values, "[0-9]")`` gives (see the module docstring)."""
+    return _texts_with(values, lambda raw: (raw - np.uint8(48)) < 10)
+
+
+def with_other_whitespace(values: pa.Array) -> np.ndarray | None:
+    r"""What ``match_substring_regex(values, r"\s\s|[^\S ]")`` gives, or more: true for each
+    text with two whitespace characters in a row or one that is not a space, and perhaps for a
+    text ending in whitespace before one starting with it (the bytes of all texts are read as
+    one run). Only for finding the texts a whitespace rewrite may change: one it leaves as it
+    was can be among them."""
+
+    def picked(raw: np.ndarray) -> np.ndarray:
+        space = _WHITESPACE[raw]
+        marked: np.ndarray = _OTHER_WHITESPACE[raw]
+        marked[:-1] |= space[:-1] & space[1:]
+        return marked
+
+    return _texts_with(values, picked)
