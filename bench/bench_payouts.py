@@ -14,7 +14,8 @@ The floor is ``pandas.read_csv`` of the same two files, in the same run. Each si
 process of its own, so each peak RSS is its own. Goal: billops ≤ 5× the floor.
 
 Imports happen before either clock starts (a worker has them loaded: billops' side also imports
-the modules the ``holidays`` package loads lazily on its first use), and each side collects
+the modules the ``holidays`` package loads lazily on its first use, and Pillow's, which the
+picture imports on use so that commands drawing none do not pay for them), and each side collects
 garbage once before its clock starts: the hundreds of thousands of objects the imports leave
 (Prefect, pydantic, SQLAlchemy) are otherwise walked by the first full collections inside the
 measured run, 0.3–0.45 s of CPU that belongs to the imports. What the run itself allocates is
@@ -67,6 +68,16 @@ def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
     # The holidays package imports its countries' modules on first use (~280 modules): an
     # import like the others, which a worker has done already, not work of the run.
     import holidays.countries  # noqa: F401
+
+    # Pillow's modules, which ``_chart`` imports on first use (and ``Image.save`` its format
+    # plugins): imports as well, ~15 ms of CPU, loaded already in a worker that drew a picture.
+    import PIL.BmpImagePlugin  # noqa: F401
+    import PIL.GifImagePlugin  # noqa: F401
+    import PIL.ImageDraw  # noqa: F401
+    import PIL.ImageFont  # noqa: F401
+    import PIL.JpegImagePlugin  # noqa: F401
+    import PIL.PngImagePlugin  # noqa: F401
+    import PIL.PpmImagePlugin  # noqa: F401
 
     from ledger import Ledger
     from tasks.bank_payments import classify, line_keys, read_statement

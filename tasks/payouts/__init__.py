@@ -13,7 +13,10 @@ in ``flows/payouts.py``. The pieces, in the order a run uses them:
   payment requests the items name, fetched in pages;
 - ``_match`` (check 2), ``_check_items`` (check 3), ``_reconcile`` (check 1 and the states);
 - ``_balance``: money in transit on any day, per day and per month; ``_journal``: the
-  clearing-account journal; ``_chart``: the picture.
+  clearing-account journal; ``_chart``: the picture;
+- helpers that keep a year of items off per-cell Python and repeated hashing: ``_runs`` (items
+  found by their payout's run), ``_text`` (text columns through Arrow), ``_records`` (rows read
+  by whole columns), ``_order`` (sorting skipped for rows already in order).
 """
 
 from tasks.payouts._balance import Balance, in_transit_on

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,11 @@ import pyarrow.compute as pc
 from tasks.common.working_days import working_days_between
 from tasks.payouts._items import as_date
 from tasks.payouts._profiles import DEDUCTION, PAYMENT
-from tasks.payouts._service import INVOICE, PAYMENT_REQUEST, document_keys
+from tasks.payouts._records import records
+from tasks.payouts._runs import first_rows, row_ranges, rows_in
+from tasks.payouts._service import INVOICE, PAYMENT_REQUEST, document_numbers
+from tasks.payouts._text import chosen as chosen_texts
+from tasks.payouts._text import is_in, texts
 
 PAID_STATUSES = ("PAID", "SETTLED")
 # The item columns that pairing a deduction with its payment reads.
@@ -55,65 +60,64 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
     amount that an earlier payout paid out and no deduction took back yet: a late failure is
     deducted from the next payout (``docs/service.md`` §6 Payouts), before a retry of the same
     invoice can be paid out again."""
-    _, numbers = document_keys(history)
+    _, numbers = document_numbers(history)
     kind = history["kind"]
-    is_deduction = (kind == DEDUCTION).to_numpy(dtype=bool)
-    # Only the columns pairing reads are copied and boxed (rows are read one by one below).
-    paired_columns = history[list(PAIRED)]
-    deductions = (
-        paired_columns[is_deduction]
-        .assign(doc=numbers[is_deduction].to_numpy(dtype=object))
-        .sort_values(["arrival_date", "payout_id", "position"], kind="stable")
-    )
-    named = set(deductions["payment_id"]) - {""}
-    # Only the payments a deduction can name (its payment id, or its document): sorting and
-    # copying a year of payments to pair a few hundred deductions is most of the work.
-    wanted = (kind == PAYMENT).to_numpy(dtype=bool) & (
-        history["payment_id"].isin(list(named)).to_numpy(dtype=bool)
-        | numbers.isin(list(set(deductions["doc"]) - {""})).to_numpy(dtype=bool)
-    )
-    payments = (
-        paired_columns[wanted]
-        .assign(doc=numbers[wanted].to_numpy(dtype=object))
-        .sort_values(["arrival_date", "payout_id", "position"], kind="stable")
-    )
+    payment = (kind == PAYMENT).to_numpy(dtype=bool)
+    # Only the lines pairing reads, as plain dicts in arrival order: a few hundred deductions
+    # and the payments they can name, out of a year of items.
+    deductions = _lines(history, np.flatnonzero((kind == DEDUCTION).to_numpy(dtype=bool)), numbers)
+    named = {str(d["payment_id"]) for d in deductions} - {""}
+    by_name = payment & is_in(history["payment_id"], named)
+    found_names = set(history["payment_id"].iloc[np.flatnonzero(by_name)].tolist())
+    # A payment of the deduction's document is looked for only where the deduction names no
+    # payment, or one not among the payments; only those documents' payments are chosen.
+    docs = {
+        str(d["doc"])
+        for d in deductions
+        if not d["payment_id"] or str(d["payment_id"]) not in found_names
+    } - {""}
+    wanted = by_name | (payment & is_in(numbers, docs))
+    payments = _lines(history, np.flatnonzero(wanted), numbers)
     paired: list[dict[str, object]] = []
     # Each payment taken back: the reference and day of the payout whose deduction took it.
     used: dict[tuple[str, int], tuple[str, date]] = {}
-    by_payment = {
-        str(r["payment_id"]): r
-        for r in payments[payments["payment_id"].isin(list(named))]
-        .drop_duplicates("payment_id")
-        .to_dict("records")
-    }
-    for row in deductions.itertuples(index=False):
+    by_payment: dict[str, dict[str, object]] = {}
+    for line in payments:
+        if line["payment_id"] in named:
+            by_payment.setdefault(str(line["payment_id"]), line)
+    for row in deductions:
         match: dict[str, object] | None = None
         again: tuple[str, date] | None = None
-        day = as_date(row.arrival_date)
-        named_payment = by_payment.get(str(row.payment_id)) if row.payment_id else None
+        day = as_date(row["arrival_date"])
+        named_payment = by_payment.get(str(row["payment_id"])) if row["payment_id"] else None
         if named_payment is not None:
-            key = (str(named_payment["payout_id"]), int(named_payment["position"]))
+            key = (str(named_payment["payout_id"]), int(named_payment["position"]))  # type: ignore[call-overload]
             if key in used:
                 again = used[key]  # the same payment deducted twice
             else:
                 match = named_payment
-        elif row.doc:
-            same = payments[
-                (payments["doc"] == row.doc)
-                & (payments["amount"] == -row.amount)
-                & (payments["payout_id"] != row.payout_id)
+        elif row["doc"]:
+            same = [
+                p
+                for p in payments
+                if p["doc"] == row["doc"]
+                and p["amount"] == -row["amount"]  # type: ignore[operator]
+                and p["payout_id"] != row["payout_id"]
             ]
-            if row.payment_id:  # named, but not among the payments: one that names no payment
-                same = same[same["payment_id"] == ""]
-            for candidate in reversed(list(same.itertuples(index=False))):
-                key = (str(candidate.payout_id), int(candidate.position))
-                if key not in used and as_date(candidate.arrival_date) <= day:
-                    match = candidate._asdict()
+            if row["payment_id"]:  # named, but not among the payments: one that names no payment
+                same = [p for p in same if p["payment_id"] == ""]
+            for candidate in reversed(same):
+                key = (str(candidate["payout_id"]), int(candidate["position"]))  # type: ignore[call-overload]
+                if key not in used and as_date(candidate["arrival_date"]) <= day:
+                    match = candidate
                     break
-        entry: dict[str, object] = {"payout_id": row.payout_id, "position": int(row.position)}
+        entry: dict[str, object] = {
+            "payout_id": row["payout_id"],
+            "position": int(row["position"]),  # type: ignore[call-overload]
+        }
         if match is not None:
             key = (str(match["payout_id"]), int(match["position"]))  # type: ignore[call-overload]
-            used[key] = (str(row.reference), day)
+            used[key] = (str(row["reference"]), day)
             entry.update(
                 paid_payout=str(match["payout_id"]),
                 paid_reference=str(match["reference"]),
@@ -142,6 +146,25 @@ def pair_deductions(history: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _lines(history: pd.DataFrame, rows: np.ndarray, numbers: pd.Series) -> list[dict[str, object]]:
+    """``history``'s lines at ``rows`` as dicts of the columns pairing reads (``PAIRED``) and
+    ``doc`` (its document's number), in arrival order (a stable sort by arrival date, payout and
+    position, as ``sort_values``' stable sort of the same lines)."""
+    if not len(rows):
+        return []
+    columns = {name: history[name].iloc[rows].tolist() for name in PAIRED}
+    columns["doc"] = numbers.iloc[rows].tolist()
+    lines = [
+        dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
+    ]
+    lines.sort(key=_arrival_order)
+    return lines
+
+
+def _arrival_order(line: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return line["arrival_date"], line["payout_id"], line["position"]
+
+
 def check_items(
     items: pd.DataFrame,
     documents: pd.DataFrame,
@@ -155,8 +178,8 @@ def check_items(
     """``items`` with ``ok`` (the line agrees with the service) and ``note`` (why not, or what
     a person should know: the deduction that took a payment back, the payment a deduction
     takes back). ``deductions`` is :func:`pair_deductions` of ``history``."""
-    kinds, numbers = document_keys(items)
-    at = _look_up(documents, kinds, numbers)
+    requests, numbers = document_numbers(items)
+    at = _look_up(documents, requests, numbers)
     found = at >= 0
     status = _take_text(documents["status"], at)
     total, paid = (_take_pennies(documents[name], at) for name in ("total", "paid"))
@@ -186,7 +209,7 @@ def check_items(
             payment_id = str(items["payment_id"].iat[i])
             refs = ", ".join(twice[payment_id])
             notes[i] = f"payment {payment_id} is paid out by several payouts ({refs})"
-    pairs = {(str(r["payout_id"]), int(r["position"])): r for r in deductions.to_dict("records")}
+    pairs = {(str(r["payout_id"]), int(r["position"])): r for r in records(deductions)}
     positions = items["position"].to_numpy(dtype=np.int64)
     lines = np.flatnonzero(~payment).tolist()
     for i, payout_id, text, cell in zip(
@@ -203,11 +226,17 @@ def check_items(
 
 def _text_column(count: int, texts: Mapping[int, str]) -> pd.api.extensions.ExtensionArray:
     """A text column of ``count`` lines, ``texts`` on the lines it names and "" elsewhere, built
-    by Arrow (an object array of a year of mostly empty notes costs a conversion per line)."""
-    indices = np.zeros(count, dtype=np.int32)
-    indices[np.fromiter(texts, dtype=np.int64, count=len(texts))] = np.arange(1, len(texts) + 1)
-    values = pa.array(["", *map(str, texts.values())], pa.large_string())
-    column = pa.DictionaryArray.from_arrays(pa.array(indices), values).cast(pa.large_string())
+    as Arrow's buffers (an object array of a year of mostly empty notes costs a conversion per
+    line; a dictionary cast, a first use of its kernel in each run)."""
+    rows = sorted(texts)
+    encoded = [str(texts[row]).encode("utf-8") for row in rows]
+    lengths = np.zeros(count, dtype=np.int64)
+    lengths[np.array(rows, dtype=np.int64)] = [len(text) for text in encoded]
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    column = pa.LargeStringArray.from_buffers(
+        count, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))
+    )
     return pd.array(column, dtype="str")
 
 
@@ -227,17 +256,16 @@ def _taken_back(
     # not a duplicated() over every item and a frame look-up per deduction.
     # Any line of a payout will do: its lines agree on reference and arrival date (the report
     # reader refuses a line that differs from its payout's first, and the ledger keeps them
-    # per payout).
+    # per payout). Each payout's first line, and below each payout's lines, are found by the
+    # payout ids' runs (``_runs``), not by a hash of every item's payout id.
     wanted = sorted(set(hits["payout_id"].astype(str)))
-    first = pc.index_in(
-        pa.array(wanted, pa.string()), value_set=pa.array(history["payout_id"], pa.string())
-    ).to_numpy(zero_copy_only=False)
+    first = first_rows(history["payout_id"])
     references, days = history["reference"], history["arrival_date"]
     heads = {
-        payout_id: (str(references.iat[int(row)]), days.iat[int(row)])
-        for payout_id, row in zip(wanted, first, strict=True)
+        payout_id: (str(references.iat[first[payout_id]]), days.iat[first[payout_id]])
+        for payout_id in wanted
     }
-    rows = items.groupby("payout_id", sort=False).indices  # payout: its items' positions in items
+    rows = row_ranges(items["payout_id"])  # payout: the ranges of its items' positions in items
     positions = items["position"].to_numpy(dtype=np.int64)
     found: dict[int, str] = {}
     seen: set[tuple[str, int]] = set()
@@ -251,9 +279,10 @@ def _taken_back(
         if key in seen:
             continue  # a payment taken back twice: the first deduction names it
         seen.add(key)
-        mine = rows.get(paid_payout)
-        if mine is None:
+        ranges = rows.get(paid_payout)
+        if ranges is None:
             continue
+        mine = rows_in(ranges)
         for i in mine[positions[mine] == key[1]].tolist():
             reference, day = heads[str(by)]
             found[int(i)] = (
@@ -263,16 +292,22 @@ def _taken_back(
     return found
 
 
-def _look_up(documents: pd.DataFrame, kinds: np.ndarray, numbers: pd.Series) -> np.ndarray:
+def _look_up(documents: pd.DataFrame, requests: np.ndarray, numbers: pd.Series) -> np.ndarray:
     """Each item's row in ``documents`` (-1: the service does not hold it), by Arrow's hashed
-    look-up per kind, not a merge of the frames."""
+    look-up per kind, not a merge of the frames (``requests``: :func:`document_numbers`'
+    mask). Each side's texts are chosen by Arrow, not by a pandas ``iloc`` of them."""
     at = np.full(len(numbers), -1, dtype=np.int64)
-    for kind in (INVOICE, PAYMENT_REQUEST):
-        mine = np.flatnonzero((documents["kind"] == kind).to_numpy(dtype=bool))
-        chosen = np.flatnonzero(kinds == kind)
+    if not len(documents) or not len(numbers):
+        return at
+    all_wanted, all_known = texts(numbers), texts(documents["number"])
+    kinds = texts(documents["kind"])
+    for kind, chosen_mask in ((INVOICE, ~requests), (PAYMENT_REQUEST, requests)):
+        found = pc.fill_null(pc.equal(kinds, kind), False)
+        mine_mask = np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
+        mine, chosen = np.flatnonzero(mine_mask), np.flatnonzero(chosen_mask)
         if len(mine) and len(chosen):
-            wanted = pa.array(numbers.iloc[chosen], pa.string())
-            known = pa.array(documents["number"].iloc[mine], pa.string())
+            wanted = chosen_texts(all_wanted, chosen_mask, len(chosen))
+            known = chosen_texts(all_known, mine_mask, len(mine))
             hits = pc.fill_null(pc.index_in(wanted, value_set=known), -1).to_numpy()
             at[chosen[hits >= 0]] = mine[hits[hits >= 0]]
     return at

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from ledger.payouts import BankCoverage, PayoutCredit
 from tasks.payouts._items import DATE
+from tasks.payouts._order import sort_stable
 
 PROVIDER_PAYOUT = "provider_payout"  # the bank-payments job's class of these credits
 CREDIT_COLUMNS = ("key", "booked_on", "amount", "payer", "reference", "text", "line")
@@ -71,4 +72,4 @@ def credits_frame(credits: Sequence[PayoutCredit]) -> pd.DataFrame:
         },
         columns=list(CREDIT_COLUMNS),
     )
-    return frame.sort_values(["booked_on", "line"], kind="stable").reset_index(drop=True)
+    return sort_stable(frame, ["booked_on", "line"]).reset_index(drop=True)

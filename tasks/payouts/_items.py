@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ledger.payouts import ITEM_FIELDS, PayoutRecord, items_table
+from tasks.payouts._order import sort_stable
+from tasks.payouts._runs import run_starts
 
 ITEM_TEXT = (
     "payout_id",
@@ -72,9 +74,19 @@ def payout_codes(payout_ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def arrow_payout_codes(payout_ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`payout_codes` of an Arrow column of payout ids without nulls (a file's cells), by
-    one dictionary encode: it numbers the values in order of first appearance, as
-    ``pd.factorize`` does, without the copies pandas makes around it."""
+    """:func:`payout_codes` of an Arrow column of payout ids without nulls (a file's cells): by
+    the column's runs where each payout is one run, else by one dictionary encode. Both number
+    the values in order of first appearance, as ``pd.factorize`` does, without the copies pandas
+    makes around it."""
+    if not payout_ids.null_count:
+        # A report lists its items payout by payout: when each payout's items are one run, the
+        # run's number is the code, found by comparing neighbours (``_runs``), no hash of each
+        # item's id.
+        starts = run_starts(payout_ids)
+        heads = payout_ids.take(pa.array(starts)).to_pylist()
+        if len(set(heads)) == len(heads):
+            sizes = np.diff(np.r_[starts, len(payout_ids)])
+            return np.repeat(np.arange(len(starts), dtype=np.int64), sizes), starts
     encoded = payout_ids.dictionary_encode()
     codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     # Codes are numbered in order of first appearance, so a code appears first exactly where it
@@ -83,6 +95,22 @@ def arrow_payout_codes(payout_ids: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     running = np.maximum.accumulate(codes)
     firsts = np.flatnonzero(np.r_[True, running[1:] > running[:-1]]) if len(codes) else codes
     return codes, firsts.astype(np.int64)
+
+
+def contiguous(codes: np.ndarray) -> bool:
+    """Whether :func:`payout_codes`' codes never go back (each payout's items together, in
+    payout order: code ``c``'s items are then the rows from ``firsts[c]`` to ``firsts[c + 1]``)."""
+    return bool(np.all(codes[1:] >= codes[:-1])) if len(codes) else True
+
+
+def positions_within(codes: np.ndarray, firsts: np.ndarray) -> np.ndarray:
+    """Each item's position within its payout (0, 1, ...), in row order (a groupby's cumcount
+    over ``codes``; by arithmetic where :func:`contiguous`)."""
+    if contiguous(codes):
+        found: np.ndarray = np.arange(len(codes), dtype=np.int64) - firsts[codes]
+    else:
+        found = pd.Series(codes).groupby(codes).cumcount().to_numpy(dtype=np.int64)
+    return found
 
 
 def payouts_of(
@@ -94,21 +122,31 @@ def payouts_of(
         return empty_payouts()
     codes, firsts = grouped if grouped is not None else payout_codes(items["payout_id"])
     amounts = items["amount"].to_numpy(dtype=np.int64)
-    work = pd.DataFrame(
-        {
-            "gross": np.where(amounts > 0, amounts, 0),
-            "deductions": np.where(amounts < 0, -amounts, 0),
-            "items": np.ones(len(items), dtype=np.int64),
-            "first_line": items["line"].to_numpy(dtype=np.int64),
-        }
-    )
-    totals = work.groupby(codes, sort=True).agg(
-        {"gross": "sum", "deductions": "sum", "items": "sum", "first_line": "min"}
-    )
+    work = {
+        "gross": np.where(amounts > 0, amounts, 0),
+        "deductions": np.where(amounts < 0, -amounts, 0),
+        "items": np.ones(len(items), dtype=np.int64),
+        "first_line": items["line"].to_numpy(dtype=np.int64),
+    }
+    if contiguous(codes):
+        # Each payout's lines together (a report lists them so): each total is a sum over a
+        # slice, in whole pennies (int64, exact), without a groupby's hashing and sorting.
+        totals = pd.DataFrame(
+            {
+                name: (np.minimum if name == "first_line" else np.add).reduceat(values, firsts)
+                for name, values in work.items()
+            }
+        )
+    else:
+        totals = (
+            pd.DataFrame(work)
+            .groupby(codes, sort=True)
+            .agg({"gross": "sum", "deductions": "sum", "items": "sum", "first_line": "min"})
+        )
     heads = items[["payout_id", "reference", "arrival_date", "payout_amount"]].iloc[firsts]
     payouts = heads.rename(columns={"payout_amount": "amount"})
     payouts = payouts.reset_index(drop=True).join(totals.reset_index(drop=True))
-    payouts = payouts.sort_values(["arrival_date", "reference", "payout_id"], kind="stable")
+    payouts = sort_stable(payouts, ["arrival_date", "reference", "payout_id"])
     return payouts.reset_index(drop=True)[list(PAYOUT_COLUMNS)]
 
 
@@ -122,18 +160,22 @@ def empty_payouts() -> pd.DataFrame:
 
 def records(payouts: pd.DataFrame, sha256: str) -> list[PayoutRecord]:
     """The payouts as the ledger keeps them (the ledger digests their items itself)."""
+    # Read by whole columns: ``itertuples`` boxes each Arrow cell on its own.
+    columns = ("payout_id", "reference", "arrival_date", "amount", "gross", "deductions", "items")
     return [
         PayoutRecord(
-            payout_id=str(row.payout_id),
-            reference=str(row.reference),
-            arrival_date=as_date(row.arrival_date),
-            amount_pennies=int(row.amount),
-            gross_pennies=int(row.gross),
-            deduction_pennies=int(row.deductions),
-            item_count=int(row.items),
+            payout_id=str(payout_id),
+            reference=str(reference),
+            arrival_date=as_date(day),
+            amount_pennies=int(amount),
+            gross_pennies=int(gross),
+            deduction_pennies=int(deductions),
+            item_count=int(items),
             report_sha256=sha256,
         )
-        for row in payouts.itertuples(index=False)
+        for payout_id, reference, day, amount, gross, deductions, items in zip(
+            *(payouts[name].tolist() for name in columns), strict=True
+        )
     ]
 
 
@@ -198,7 +240,7 @@ def payouts_from_records(payouts: Sequence[PayoutRecord]) -> pd.DataFrame:
             "first_line": [0] * len(payouts),
         }
     )
-    return frame.sort_values(["arrival_date", "reference", "payout_id"], kind="stable")
+    return sort_stable(frame, ["arrival_date", "reference", "payout_id"])
 
 
 def as_date(value: object) -> date:

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pandas as pd
 
 from tasks.payouts._balance import PAID_OUT
 from tasks.payouts._items import as_date
 from tasks.payouts._profiles import DEDUCTION
 from tasks.payouts._reconcile import Reconciliation
+from tasks.payouts._records import records
 from tasks.payouts.settings import JournalAccounts
 
 JOURNAL_HEADER = (
@@ -77,22 +79,25 @@ def journal_lines(reconciliation: Reconciliation, accounts: JournalAccounts) -> 
 def _deductions(
     reconciliation: Reconciliation, accounts: JournalAccounts
 ) -> Iterator[list[list[str]]]:
-    period = set(reconciliation.in_period()["payout_id"])
+    period = set(reconciliation.in_period()["payout_id"].tolist())
     items = reconciliation.items
-    chosen = items[(items["kind"] == DEDUCTION) & items["payout_id"].isin(list(period))]
-    # Only the columns a line reads: itertuples boxes every cell it is given.
+    # The deductions first (a few hundred), then which of them are the period's: a look-up of
+    # every item's payout id would cost more than the journal. Only the columns a line reads
+    # are taken, and read by whole columns (``_records``).
     used = ["amount", "arrival_date", "reference", "position", "payout_id", "doc", "payment_id"]
-    for row in chosen[used].itertuples(index=False):
-        amount = -int(row.amount)
-        day = as_date(row.arrival_date)
-        journal = f"{row.reference}-D{int(row.position)}"
+    chosen = items.iloc[np.flatnonzero((items["kind"] == DEDUCTION).to_numpy(dtype=bool))][used]
+    chosen = chosen[chosen["payout_id"].isin(list(period)).to_numpy(dtype=bool)]
+    for row in records(chosen, used):
+        amount = -int(row["amount"])
+        day = as_date(row["arrival_date"])
+        journal = f"{row['reference']}-D{int(row['position'])}"
         about = {
-            "reference": str(row.reference),
-            "payout_id": str(row.payout_id),
-            "document": str(row.doc),
-            "payment_id": str(row.payment_id),
+            "reference": str(row["reference"]),
+            "payout_id": str(row["payout_id"]),
+            "document": str(row["doc"]),
+            "payment_id": str(row["payment_id"]),
             "description": (
-                f"failed payment deducted from payout {row.reference}: {row.doc} owed again"
+                f"failed payment deducted from payout {row['reference']}: {row['doc']} owed again"
             ),
         }
         yield [
@@ -105,20 +110,16 @@ def _transfers(
     reconciliation: Reconciliation, accounts: JournalAccounts
 ) -> Iterator[list[list[str]]]:
     # Plain dicts, not .loc: a year is hundreds of links, each looked up several times. Built
-    # from the columns they hold only (itertuples boxes every cell it is given).
+    # from the columns they hold only, by whole columns (``_records``).
     payouts = {
-        str(r.payout_id): (str(r.reference), int(r.amount))
-        for r in reconciliation.payouts[["payout_id", "reference", "amount"]].itertuples(
-            index=False
-        )
+        str(r["payout_id"]): (str(r["reference"]), int(r["amount"]))
+        for r in records(reconciliation.payouts, ["payout_id", "reference", "amount"])
     }
     credits = {
-        str(r.key): (as_date(r.booked_on), int(r.amount), str(r.reference))
-        for r in reconciliation.credits[["key", "booked_on", "amount", "reference"]].itertuples(
-            index=False
-        )
+        str(r["key"]): (as_date(r["booked_on"]), int(r["amount"]), str(r["reference"]))
+        for r in records(reconciliation.credits, ["key", "booked_on", "amount", "reference"])
     }
-    period = set(reconciliation.in_period()["payout_id"])
+    period = set(reconciliation.in_period()["payout_id"].tolist())
     for link in reconciliation.matches.links:
         if link.state not in PAID_OUT or not any(p in period for p in link.payouts):
             continue

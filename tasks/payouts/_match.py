@@ -106,16 +106,23 @@ def _norm(text: str) -> str:
 
 def sides(payouts: pd.DataFrame, credits: pd.DataFrame) -> tuple[list[Side], list[Side]]:
     """Payouts (by payout amount) and credits as :class:`Side` lists."""
+    # Read by whole columns (``tolist``), not row by row: a row of a frame is a Series or a
+    # tuple pandas builds cell by cell.
     left = [
-        Side(str(r.payout_id), as_date(r.arrival_date), int(r.amount), str(r.reference))
-        for r in payouts[["payout_id", "arrival_date", "amount", "reference"]].itertuples(
-            index=False
+        Side(str(payout_id), as_date(day), int(amount), str(reference))
+        for payout_id, day, amount, reference in zip(
+            *(payouts[n].tolist() for n in ("payout_id", "arrival_date", "amount", "reference")),
+            strict=True,
         )
     ]
     right = [
-        Side(str(r.key), as_date(r.booked_on), int(r.amount), f"{r.reference} {r.text} {r.payer}")
-        for r in credits[["key", "booked_on", "amount", "reference", "text", "payer"]].itertuples(
-            index=False
+        Side(str(key), as_date(day), int(amount), f"{reference} {text} {payer}")
+        for key, day, amount, reference, text, payer in zip(
+            *(
+                credits[n].tolist()
+                for n in ("key", "booked_on", "amount", "reference", "text", "payer")
+            ),
+            strict=True,
         )
     ]
     return left, right

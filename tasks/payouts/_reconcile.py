@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
+import numpy as np
 import pandas as pd
 
 from ledger.payouts import PayoutResult
@@ -34,12 +35,12 @@ from tasks.payouts._match import (
     sides,
 )
 from tasks.payouts._profiles import DEDUCTION
+from tasks.payouts._records import between, column_values, records
 
 FINE = (MATCHED, IN_TRANSIT)  # states that need no person
 PRECEDENCE = (MISSING, ITEM_MISMATCH, WITH_DIFFERENCE, SUGGESTED, IN_TRANSIT, MATCHED)
 MAX_NOTES = 3
-# The columns a result is made of: rows are read with only these (itertuples boxes every cell of
-# every column it is given, one Arrow scalar at a time).
+# The columns a result is made of: rows are read with only these (``_records``).
 PAYOUT_RESULT = (
     "payout_id",
     "state",
@@ -89,47 +90,44 @@ class Reconciliation:
 
     def in_period(self) -> pd.DataFrame:
         """The payouts arriving in the period reported."""
-        days = self.payouts["arrival_date"].map(as_date)
-        return self.payouts[(days >= self.first) & (days <= self.last)]
+        return self.payouts[between(self.payouts["arrival_date"], self.first, self.last)]
 
     def credits_in_period(self) -> pd.DataFrame:
-        days = self.credits["booked_on"].map(as_date)
-        return self.credits[(days >= self.first) & (days <= self.last)]
+        return self.credits[between(self.credits["booked_on"], self.first, self.last)]
 
     def results(self) -> list[PayoutResult]:
         """What the ledger keeps of this run, per payout and per credit. A credit outside the
         period that pays none of the scope's payouts is left as the ledger has it: its payout
         may be outside the scope (the next period's, or the last one's), so this run cannot
         tell that it is unexpected."""
-        booked = self.credits["booked_on"].map(as_date)
-        inside = (booked >= self.first) & (booked <= self.last)
-        linked = self.credits["payout_ids"].astype(str) != ""
-        credits = self.credits[(inside | linked).to_numpy(dtype=bool)]
+        inside = between(self.credits["booked_on"], self.first, self.last)
+        linked = (self.credits["payout_ids"].astype(str) != "").to_numpy(dtype=bool)
+        credits = self.credits[inside | linked]
         found = [
             PayoutResult(
                 "payout",
-                str(r.payout_id),
-                str(r.state),
-                as_date(r.arrival_date),
-                int(r.items_net),
-                int(r.bank_difference),
-                tuple(k for k in str(r.credit_keys).split(" ") if k),
-                tuple(str(r.reasons).split("; ")),
+                str(r["payout_id"]),
+                str(r["state"]),
+                as_date(r["arrival_date"]),
+                int(r["items_net"]),
+                int(r["bank_difference"]),
+                tuple(k for k in str(r["credit_keys"]).split(" ") if k),
+                tuple(str(r["reasons"]).split("; ")),
             )
-            for r in self.payouts[list(PAYOUT_RESULT)].itertuples(index=False)
+            for r in records(self.payouts, PAYOUT_RESULT)
         ]
         found += [
             PayoutResult(
                 "credit",
-                str(r.key),
-                str(r.state),
-                as_date(r.booked_on),
-                int(r.amount),
+                str(r["key"]),
+                str(r["state"]),
+                as_date(r["booked_on"]),
+                int(r["amount"]),
                 0,
-                tuple(k for k in str(r.payout_ids).split(" ") if k),
-                (str(r.how),),
+                tuple(k for k in str(r["payout_ids"]).split(" ") if k),
+                (str(r["how"]),),
             )
-            for r in credits[list(CREDIT_RESULT)].itertuples(index=False)
+            for r in records(credits, CREDIT_RESULT)
         ]
         return found
 
@@ -154,15 +152,19 @@ def _payout_rows(
     rows = payouts.copy()
     rows["items_net"] = rows["gross"] - rows["deductions"]
     rows["items_difference"] = rows["amount"] - rows["items_net"]
-    service = _service_by_payout(items)
-    rows = rows.merge(service, on="payout_id", how="left")
-    rows["bad_items"] = rows["bad_items"].fillna(0).astype("int64")
-    for name in ("service_notes", "deduction_notes"):
-        rows[name] = rows[name].fillna("")
-    keys = [str(k) for k in credits["key"]]
+    # The service check's columns per payout, by plain dicts over the few lines with a note: a
+    # left merge of per-payout groupbys gave the same columns, in this order, on a fresh index.
+    rows = rows.reset_index(drop=True)
+    counts, notes, explained = _service_by_payout(items)
+    ids = rows["payout_id"].tolist()
+    rows["bad_items"] = np.array([counts.get(p, 0) for p in ids], dtype=np.int64)
+    for name, texts in (("service_notes", notes), ("deduction_notes", explained)):
+        rows[name] = pd.Series([texts.get(p, "") for p in ids], dtype=items["note"].dtype)
+    keys = [str(k) for k in credits["key"].tolist()]
     amounts = dict(zip(keys, credits["amount"].to_numpy(dtype="int64").tolist(), strict=True))
-    days = dict(zip(keys, [str(as_date(d)) for d in credits["booked_on"]], strict=True))
-    bank = [_bank_columns(str(pid), matches, amounts, days) for pid in rows["payout_id"]]
+    booked = column_values(credits["booked_on"])
+    days = dict(zip(keys, [str(as_date(d)) for d in booked], strict=True))
+    bank = [_bank_columns(str(pid), matches, amounts, days) for pid in rows["payout_id"].tolist()]
     bank_frame = pd.DataFrame(
         bank,
         columns=[
@@ -200,36 +202,46 @@ def _payout_rows(
     return rows
 
 
-def _service_by_payout(items: pd.DataFrame) -> pd.DataFrame:
-    """Per payout: how many items disagree with the service, and the notes people read."""
-    bad = items[~items["ok"]]
-    deductions = items[items["kind"] == DEDUCTION]
-    counts = bad.groupby("payout_id").size().rename("bad_items")
-    notes = _first_notes(bad).rename("service_notes")
-    explained = _first_notes(deductions).rename("deduction_notes")
-    frame = pd.concat([counts, notes, explained], axis=1)
-    return frame.reset_index(names="payout_id")
+def _service_by_payout(
+    items: pd.DataFrame,
+) -> tuple[dict[str, int], dict[str, str], dict[str, str]]:
+    """Per payout: how many items disagree with the service, and the notes people read (of the
+    lines that disagree, and of the deductions)."""
+    ok = items["ok"].to_numpy(dtype=bool)
+    deduction = (items["kind"] == DEDUCTION).to_numpy(dtype=bool)
+    bad_ids, bad_notes = _at_rows(items, np.flatnonzero(~ok))
+    counts: dict[str, int] = {}
+    for payout_id in bad_ids:
+        counts[payout_id] = counts.get(payout_id, 0) + 1
+    return (
+        counts,
+        _first_notes(bad_ids, bad_notes),
+        _first_notes(*_at_rows(items, np.flatnonzero(deduction))),
+    )
 
 
-def _first_notes(lines: pd.DataFrame) -> pd.Series:
-    """Per payout (sorted, as a groupby gives them), the non-empty notes among its first
-    ``MAX_NOTES`` lines, and how many lines are not shown. The first lines are picked by one
-    cumcount; only they are looked at in Python (a function per payout over a Series of its
-    notes cost more than the rest of the check)."""
-    grouped = lines.groupby("payout_id")["note"]
-    sizes = grouped.size()
-    first = lines[(grouped.cumcount() < MAX_NOTES).to_numpy(dtype=bool)]
-    shown: dict[object, list[str]] = {}
-    for payout_id, note in zip(first["payout_id"].tolist(), first["note"].tolist(), strict=True):
+def _at_rows(items: pd.DataFrame, rows: np.ndarray) -> tuple[list[str], list[str]]:
+    """The payout ids and notes of ``items``' lines at ``rows`` (a few hundred of a year's)."""
+    return items["payout_id"].iloc[rows].tolist(), items["note"].iloc[rows].tolist()
+
+
+def _first_notes(payout_ids: list[str], notes: list[str]) -> dict[str, str]:
+    """Per payout, the non-empty notes among its first ``MAX_NOTES`` lines, and how many lines
+    are not shown."""
+    shown: dict[str, list[str]] = {}
+    sizes: dict[str, int] = {}
+    for payout_id, note in zip(payout_ids, notes, strict=True):
+        seen = sizes.get(payout_id, 0)
+        sizes[payout_id] = seen + 1
         kept = shown.setdefault(payout_id, [])
-        if note:
+        if seen < MAX_NOTES and note:
             kept.append(str(note))
-    texts = []
-    for payout_id, size in zip(sizes.index.tolist(), sizes.tolist(), strict=True):
-        kept = shown.get(payout_id, [])
+    texts = {}
+    for payout_id, size in sizes.items():
+        kept = shown[payout_id]
         more = size - len(kept)
-        texts.append("; ".join(kept) + (f"; and {more} more" if more > 0 else ""))
-    return pd.Series(texts, index=sizes.index, dtype=lines["note"].dtype)
+        texts[payout_id] = "; ".join(kept) + (f"; and {more} more" if more > 0 else "")
+    return texts
 
 
 def _bank_columns(
@@ -280,9 +292,9 @@ def _credit_rows(
     credits: pd.DataFrame, matches: BankMatches, payouts: pd.DataFrame
 ) -> pd.DataFrame:
     rows = credits.copy() if not credits.empty else credits_frame([])
-    refs = dict(zip(payouts["payout_id"], payouts["reference"], strict=True))
+    refs = dict(zip(payouts["payout_id"].tolist(), payouts["reference"].tolist(), strict=True))
     states, how, ids, names = [], [], [], []
-    for key in rows["key"]:
+    for key in rows["key"].tolist():
         link = matches.of_credit(str(key))
         if link is None:
             states.append(UNEXPECTED)

@@ -9,7 +9,8 @@ payment, a payout whose reference, arrival date or amount differ between its lin
 twice in one payout, a line with more cells than the header.
 
 The report is one row per payout item. :class:`PayoutReport` keeps the items (signed pennies:
-payments positive, deductions negative) and the payouts (totals per payout) as pandas frames.
+payments positive, deductions negative) and the payouts (totals per payout) as pandas frames,
+and the payment ids on more than one line (what finding a payment paid out twice starts from).
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from tasks.payouts._items import (
     ITEM_TEXT,
     Problem,
     arrow_payout_codes,
+    contiguous,
     empty_items,
     payouts_of,
+    positions_within,
 )
 from tasks.payouts._profiles import (
     DEDUCTION,
@@ -59,6 +62,18 @@ class PayoutReportRefused(Exception):
 
 
 @dataclass(frozen=True)
+class RepeatedPayments:
+    """The payment ids on more than one line of a report, and the lines naming one of them
+    (positions in its items, in order)."""
+
+    ids: frozenset[str]
+    lines: np.ndarray
+
+
+NO_REPEATS = RepeatedPayments(frozenset(), np.zeros(0, dtype=np.int64))
+
+
+@dataclass(frozen=True)
 class PayoutReport:
     """A payout report read: its items, its payouts, and how it was read."""
 
@@ -67,6 +82,10 @@ class PayoutReport:
     profile: str
     items: pd.DataFrame
     payouts: pd.DataFrame
+    # Payment ids on more than one of the items (None: not known). Checking the report found
+    # them already; a payment paid out by two payouts is among them, so the reconciliation looks
+    # at these instead of hashing a year of payment ids again (``_scope.paid_out_twice``).
+    repeated_payments: RepeatedPayments | None = None
 
     @property
     def first_day(self) -> object:
@@ -85,15 +104,15 @@ def read_payout_report(
     loaded, chosen = _load(path, [profile] if profile else list(profiles) or None)
     if isinstance(loaded, str):  # a header and no payouts: an export of a period without any
         empty = empty_items()
-        return PayoutReport(str(path), loaded, chosen.name, empty, payouts_of(empty))
-    items, problems, grouped = _items(loaded, chosen)
+        return PayoutReport(str(path), loaded, chosen.name, empty, payouts_of(empty), NO_REPEATS)
+    items, problems, grouped, repeated = _items(loaded, chosen)
     if problems:
         problems.sort(key=lambda p: p.line)
         first = problems[0]
         more = f" ({len(problems) - 1} more problem(s) in the file)" if len(problems) > 1 else ""
         raise PayoutReportRefused(str(path), f"{first}{more}; nothing was kept", problems)
     payouts = payouts_of(items, grouped=grouped)
-    return PayoutReport(str(path), loaded.sha256, chosen.name, items, payouts)
+    return PayoutReport(str(path), loaded.sha256, chosen.name, items, payouts, repeated)
 
 
 def is_payout_report(path: Path) -> str | None:
@@ -154,8 +173,9 @@ def _ranked(path: Path, candidates: list[ReportProfile]) -> list[ReportProfile]:
 
 def _items(
     loaded: LoadedTable, profile: ReportProfile
-) -> tuple[pd.DataFrame, list[Problem], tuple[np.ndarray, np.ndarray]]:
-    """The items frame, the problems found, and :func:`payout_codes` of its lines."""
+) -> tuple[pd.DataFrame, list[Problem], tuple[np.ndarray, np.ndarray], RepeatedPayments]:
+    """The items frame, the problems found, :func:`payout_codes` of its lines, and the payment
+    ids on more than one line."""
     table = loaded.table
     names = table.column_names
     lines = np.asarray(table.lines.to_numpy(), dtype=np.int64)
@@ -180,11 +200,33 @@ def _items(
         "amount": pa.array(signed),
     }
     codes, firsts = arrow_payout_codes(columns["payout_id"])  # grouped by integers, once
+    payments = _Payments(columns["payment_id"])
     if not problems:
-        problems += _inconsistent(columns, names, codes, firsts)
+        problems += _inconsistent(columns, names, codes, firsts, payments)
     frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
-    frame["position"] = pd.Series(codes).groupby(codes).cumcount().to_numpy(dtype=np.int64)
-    return frame, problems, (codes, firsts)
+    frame["position"] = positions_within(codes, firsts)
+    return frame, problems, (codes, firsts), payments.repeated()
+
+
+class _Payments:
+    """The items' payment ids numbered by one dictionary encode (a hash of each id, once), and
+    how many lines name each: a payment twice in one payout, and a payment two payouts paid
+    out, are both among the ids on more than one line, a few hundred lines of a year's items."""
+
+    def __init__(self, payment_ids: pa.Array) -> None:
+        encoded = payment_ids.dictionary_encode()
+        self.ids: pa.Array = encoded.dictionary
+        self.codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        self.lines = np.bincount(self.codes, minlength=len(self.ids))
+        self.empty = int(pc.index(self.ids, "").as_py())  # the code of no id (-1: none)
+
+    def repeated_rows(self) -> np.ndarray:
+        """The lines naming a payment whose id is on another line too."""
+        return np.flatnonzero((self.lines[self.codes] > 1) & (self.codes != self.empty))
+
+    def repeated(self) -> RepeatedPayments:
+        ids = self.ids.filter(pa.array(self.lines > 1)).to_pylist()
+        return RepeatedPayments(frozenset(str(i) for i in ids if i), self.repeated_rows())
 
 
 def _shape_problems(loaded: LoadedTable, lines: np.ndarray) -> list[Problem]:
@@ -230,11 +272,9 @@ def _kinds(
         return kinds, amounts, []
     known, indices = distinct(words, lambda w: profile.kind_of(w) or "")
     # Each line's kind through the distinct words' (a handful): no Python string per line, and
-    # each test on the handful, spread back by index.
+    # each test on the handful, spread back by index (a take: no dictionary cast to warm up).
     kind_of_word = np.array([str(k) for k in known], dtype=object)
-    looked_up = pa.DictionaryArray.from_arrays(
-        pa.array(indices, pa.int32()), pa.array(kind_of_word.tolist(), pa.string())
-    ).cast(pa.string())
+    looked_up = pa.array(kind_of_word.tolist(), pa.string()).take(pa.array(indices))
 
     def lines_of(kind: str) -> np.ndarray:
         return np.asarray((kind_of_word == kind)[indices], dtype=bool)
@@ -281,7 +321,11 @@ def _text(values: pa.Array, row: int) -> str:
 
 
 def _inconsistent(
-    columns: dict[str, pa.Array], names: dict[str, str], codes: np.ndarray, firsts: np.ndarray
+    columns: dict[str, pa.Array],
+    names: dict[str, str],
+    codes: np.ndarray,
+    firsts: np.ndarray,
+    payments: _Payments,
 ) -> list[Problem]:
     """Lines that contradict the first line of their payout, lines naming no document, and a
     payment twice in one payout (``columns``: the items' Arrow columns; ``codes`` and
@@ -291,8 +335,11 @@ def _inconsistent(
     fields = [f for f in ("reference", "arrival_date", "payout_amount") if f in names]
     # Each line against its payout's first line (a groupby's "first" would copy the report).
     heads = firsts[codes]
+    together = contiguous(codes)
     for field in fields:
         values = columns[field]
+        if together and _same_as_previous(values, codes):
+            continue  # each line equals the one before it in its payout, so its payout's first
         same = pc.equal(values, values.take(pa.array(heads)))
         for row in np.flatnonzero(~_mask(same))[:20]:
             problems.append(
@@ -310,21 +357,31 @@ def _inconsistent(
         reason = "names no invoice, payment request or payment"
         problems.append(Problem(_line(columns, row), "", "", reason))
     if "payment_id" in names:
-        problems += _paid_twice(columns, names["payment_id"], codes)
+        problems += _paid_twice(columns, names["payment_id"], codes, payments)
     return problems
 
 
-def _paid_twice(columns: dict[str, pa.Array], column: str, codes: np.ndarray) -> list[Problem]:
+def _same_as_previous(values: pa.Array, codes: np.ndarray) -> bool:
+    """Whether every line equals the line before it where both are of one payout: neighbours
+    compared in place, not each line against a copy of its payout's first line."""
+    if len(values) < 2:
+        return True
+    equal = _mask(pc.equal(values.slice(1), values.slice(0, len(values) - 1)))
+    return bool(np.all(equal | (codes[1:] != codes[:-1])))
+
+
+def _paid_twice(
+    columns: dict[str, pa.Array], column: str, codes: np.ndarray, payments: _Payments
+) -> list[Problem]:
     """A payment twice in one payout with the same kind: one integer key per line (payout,
-    payment, kind), not a three-column duplicated() over a copy of the named lines."""
-    payment_ids = columns["payment_id"]
-    named = _mask(pc.not_equal(payment_ids, ""))
-    encoded = payment_ids.dictionary_encode()
-    payment = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    deduction = _mask(pc.equal(columns["kind"], DEDUCTION)).astype(np.int64)
-    key = (codes * (len(encoded.dictionary) + 1) + payment) * 2 + deduction
-    twice = np.zeros(len(payment), dtype=bool)
-    twice[named] = pd.Series(key[named]).duplicated(keep="first").to_numpy(dtype=bool)
+    payment, kind), not a three-column duplicated() over a copy of the named lines; and only
+    over the lines whose payment id is on another line too (a line repeating an earlier key
+    is among them, in the same order)."""
+    rows = payments.repeated_rows()
+    deduction = _mask(pc.equal(columns["kind"].take(pa.array(rows)), DEDUCTION)).astype(np.int64)
+    key = (codes[rows] * (len(payments.ids) + 1) + payments.codes[rows]) * 2 + deduction
+    twice = np.zeros(len(payments.codes), dtype=bool)
+    twice[rows] = pd.Series(key).duplicated(keep="first").to_numpy(dtype=bool)
     return [
         Problem(
             _line(columns, row),

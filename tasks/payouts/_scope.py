@@ -17,7 +17,6 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from billing_api import BillingClient
 from ledger import Ledger
@@ -29,7 +28,9 @@ from tasks.payouts._match import MATCHED, WITH_DIFFERENCE
 from tasks.payouts._profiles import DEDUCTION, PAYMENT
 from tasks.payouts._reconcile import Scope
 from tasks.payouts._report import PayoutReport
-from tasks.payouts._service import INVOICE, PAYMENT_REQUEST, document_keys, fetch_documents
+from tasks.payouts._service import document_numbers, fetch_documents
+from tasks.payouts._text import chosen as chosen_texts
+from tasks.payouts._text import is_in, texts
 
 DEFAULT_DAYS = 31
 DOCUMENT_LOOKBACK_DAYS = 14  # a document is updated when paid (before its payout) and paid out
@@ -92,12 +93,10 @@ def gather(
     payouts = payouts_from_records(records)
     items = _items(ledger, biller, records, report)
     credits = credits_frame(_open_credits(ledger, biller, since, until, records))
-    history, twice = _history(ledger, biller, items)
-    kinds, numbers = document_keys(history)  # the scope's items are among them
+    history, twice = _history(ledger, biller, items, records, *_repeated(report, records, items))
+    requests, numbers = document_numbers(history)  # the scope's items are among them
     moment = datetime.combine(since - timedelta(days=DOCUMENT_LOOKBACK_DAYS), time(0), LONDON)
-    found = documents(
-        _distinct(numbers, kinds == INVOICE), _distinct(numbers, kinds == PAYMENT_REQUEST), moment
-    )
+    found = documents(_distinct(numbers, ~requests), _distinct(numbers, requests), moment)
     return Scope(
         first=first,
         last=last,
@@ -142,7 +141,10 @@ def _items(
     parts = []
     if report is not None:
         wanted = {r.payout_id for r in records}
-        parts.append(report.items[report.items["payout_id"].isin(list(wanted))])
+        if in_report <= wanted:  # every item of the report: no look-up of each one's payout
+            parts.append(report.items)
+        else:
+            parts.append(report.items[report.items["payout_id"].isin(list(wanted))])
     if others:
         parts.append(
             from_ledger(ledger.payout_items(biller, [r.payout_id for r in others]), others)
@@ -154,17 +156,42 @@ def _items(
     )
 
 
+def _repeated(
+    report: PayoutReport | None, records: list[PayoutRecord], items: pd.DataFrame
+) -> tuple[frozenset[str] | None, np.ndarray | None]:
+    """The payment ids on more than one of the scope's items, when its items are all the
+    report's (:func:`_items`): an id on two of them is on two of the report's lines; and those
+    lines, when the items are every line of the report, in its order (else None: not known)."""
+    if report is None or report.repeated_payments is None:
+        return None, None
+    in_report = set(report.payouts["payout_id"].tolist())
+    if not all(r.payout_id in in_report for r in records):
+        return None, None
+    repeated = report.repeated_payments
+    return repeated.ids, (repeated.lines if len(items) == len(report.items) else None)
+
+
 def _history(
-    ledger: Ledger, biller: str, items: pd.DataFrame
+    ledger: Ledger,
+    biller: str,
+    items: pd.DataFrame,
+    records: list[PayoutRecord],
+    repeated: frozenset[str] | None = None,
+    repeated_lines: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
     """Items of any payout that pair deductions with payments: the scope's, every deduction the
     ledger knows, and the payments those deductions name (by payment id, or by document where a
     deduction names no payment); and the payments more than one payout paid out. The ledger
     keeps a payout's items as one block, so both look at every payout's items at once: the
-    scope's as given, the others' read from the ledger."""
-    table, records = ledger.all_payout_items(biller, besides=set(items["payout_id"].unique()))
-    known = from_ledger(table, records)
-    every = pd.concat([items, known], ignore_index=True) if len(known) else items
+    scope's as given, the others' read from the ledger (``records``: the scope's payouts, whose
+    items ``items`` holds; ``repeated``: the payment ids on more than one of ``items``' lines,
+    and ``repeated_lines`` those lines, when known)."""
+    table, known_records = ledger.all_payout_items(biller, besides={r.payout_id for r in records})
+    known = from_ledger(table, known_records)
+    if not len(known):  # the scope's items are all there is: all of them are the history
+        history = items.reset_index(drop=True)
+        return history, paid_out_twice(history, among=repeated, lines=repeated_lines)
+    every = pd.concat([items, known], ignore_index=True)
     deduction = (every["kind"] == DEDUCTION).to_numpy(dtype=bool)  # no Python string per item
     named = set(every["payment_id"][deduction]) - {""}
     unnamed = deduction & (every["payment_id"] == "").to_numpy(dtype=bool)
@@ -184,15 +211,35 @@ def _history(
     return history, paid_out_twice(every)
 
 
-def paid_out_twice(items: pd.DataFrame) -> dict[str, list[str]]:
-    """Payments (by id) that more than one payout paid out, with those payouts' ids (sorted)."""
-    chosen = ((items["kind"] == PAYMENT) & (items["payment_id"] != "")).to_numpy(dtype=bool)
-    ids = items["payment_id"][chosen]
+def paid_out_twice(
+    items: pd.DataFrame,
+    *,
+    among: frozenset[str] | None = None,
+    lines: np.ndarray | None = None,
+) -> dict[str, list[str]]:
+    """Payments (by id) that more than one payout paid out, with those payouts' ids (sorted);
+    ``among``: the payment ids on more than one of ``items``' lines, and ``lines``: those lines
+    (positions, in order), when known (the others are not looked at)."""
+    if among is not None and not among:
+        return {}
+    if lines is not None:  # those lines only, by position: no look-up of every item's id
+        at = items.iloc[lines]
+        named = ((at["kind"] == PAYMENT) & (at["payment_id"] != "")).to_numpy(dtype=bool)
+        chosen = lines[named]
+    else:
+        mask = ((items["kind"] == PAYMENT) & (items["payment_id"] != "")).to_numpy(dtype=bool)
+        if among is not None:
+            mask = mask & is_in(items["payment_id"], among)
+        chosen = np.flatnonzero(mask)
+    ids = items["payment_id"].iloc[chosen]
     again = ids.duplicated(keep=False).to_numpy(dtype=bool)
     if not again.any():
         return {}
     pairs = pd.DataFrame(
-        {"payment_id": ids[again].astype(str), "payout_id": items["payout_id"][chosen][again]}
+        {
+            "payment_id": ids[again].astype(str),
+            "payout_id": items["payout_id"].iloc[chosen][again],
+        }
     )
     spread = pairs.groupby("payment_id")["payout_id"].nunique()
     pairs = pairs[pairs["payment_id"].isin(list(spread[spread > 1].index))]
@@ -203,8 +250,11 @@ def paid_out_twice(items: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def _distinct(numbers: pd.Series, chosen: np.ndarray) -> set[str]:
-    """The distinct non-empty numbers of the ``chosen`` rows: filtered by Arrow and turned into
-    Python strings in one go (``to_numpy``), the set dropping repeats. A pandas ``unique`` first
-    hashes every text once more, and ``tolist`` of Arrow text builds a scalar per value."""
-    values = pa.array(numbers.array).filter(pa.array(chosen))
-    return set(values.to_numpy(zero_copy_only=False)) - {""}
+    """The distinct non-empty numbers of the ``chosen`` rows: filtered by Arrow (not copied when
+    all are chosen) and turned into Python strings in one go (``to_numpy``), the set dropping
+    repeats. A pandas ``unique`` first hashes every text once more, ``tolist`` of Arrow text
+    builds a scalar per value, and ``set - {""}`` a second set of a year's numbers."""
+    values = chosen_texts(texts(numbers), chosen, int(np.count_nonzero(chosen)))
+    found: set[str] = set(values.to_numpy(zero_copy_only=False))
+    found.discard("")
+    return found

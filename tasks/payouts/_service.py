@@ -44,11 +44,19 @@ def document_keys(items: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
     """Each item's document: its kind and number (the payment request when named, else the
     invoice; an empty number when it names neither), by position (the number a text Series
     with a fresh index: a Python string per item would cost more than the checks)."""
+    requests, numbers = document_numbers(items)
+    kinds = np.array([INVOICE, PAYMENT_REQUEST], dtype=object)[requests.astype(np.intp)]
+    return kinds, numbers
+
+
+def document_numbers(items: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
+    """:func:`document_keys` with the kind as a mask (True: a payment request, False: an
+    invoice). The checks choose a year of items by kind: comparing an object array of kinds
+    costs a Python comparison per item, a mask nothing."""
     request = items["payment_request_number"]
     has_request = (request != "").to_numpy(dtype=bool)
     numbers = request.where(has_request, items["invoice_number"]).reset_index(drop=True)
-    kinds = np.array([INVOICE, PAYMENT_REQUEST], dtype=object)[has_request.astype(np.intp)]
-    return kinds, numbers
+    return has_request, numbers
 
 
 def fetch_documents(
