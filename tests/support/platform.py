@@ -97,10 +97,21 @@ class Platform:
     workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def api(self) -> AbstractContextManager[None]:
-        """Prefect's settings in this process pointed at this server."""
-        from prefect.settings import PREFECT_API_URL, temporary_settings
+        """Prefect's settings in this process pointed at this server, with the workers' flow
+        heartbeat frequency: a coordinator run here judges a child that never announced its
+        process by heartbeats within three of its own periods (``tasks/nightly/children.py``),
+        as a coordinator deployed beside the workers does; with Prefect's default of 180 s a
+        child killed while starting was taken for dead only after 9 minutes."""
+        from prefect.settings import (
+            PREFECT_API_URL,
+            PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+            temporary_settings,
+        )
 
-        return temporary_settings({PREFECT_API_URL: self.url})
+        heartbeat = int(WORKER_SETTINGS["PREFECT_FLOWS_HEARTBEAT_FREQUENCY"])
+        return temporary_settings(
+            {PREFECT_API_URL: self.url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: heartbeat}
+        )
 
     def deploy(self) -> None:
         """The work pool and the ``nightly-biller`` deployment (module entrypoint, as
