@@ -14,13 +14,14 @@ Bounded so a platform's night stays fast, by blocking before anything is scored:
    15 % for how much of the item's number the line's text holds — computed only for lines whose
    text has a digit. The best 3 at 0.5 or more are kept.
 
-Everything past the names is whole-array numpy: a line is a row of its (at most 3) customers'
-windows of 5 candidates side by side, its best 3 are taken along the row.
+Everything past the names is whole-array numpy: a line is a column of its (at most 3)
+customers' windows of 5 candidates one above the other, its best 3 are taken down the column.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,7 @@ WINDOW = 5
 KEEP = 3
 MIN_CONFIDENCE = 0.5
 NONE = -1
+CHUNK = 8192  # lines whose candidates are scored together
 SHIFT = 40  # a customer's number above the due pennies (2**40 pennies: £10bn, over any due)
 
 
@@ -52,6 +54,13 @@ class _Items:
     start: np.ndarray
     count: np.ndarray
     due: np.ndarray
+
+    @cached_property
+    def search_key(self) -> np.ndarray:
+        """Each place's customer code above its due pennies (sorted: dues are sorted within each
+        customer's range), for one binary search of every range at once (:func:`_windows`)."""
+        codes = np.repeat(np.arange(len(self.start), dtype=np.int64), self.count)
+        return (codes << SHIFT) + self.due
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -81,30 +90,34 @@ class _Items:
 def _windows(
     items: _Items, customer: np.ndarray, amount: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each (customer, amount): the first row of the customer's ``WINDOW`` items whose due
-    amounts are nearest, and the row after the customer's last item (:func:`_candidates`)."""
-    start, count = items.start[customer], items.count[customer]
+    """For each customer (slots × lines, ``NONE`` for none) and its line's amount: the first row
+    of the customer's ``WINDOW`` items whose due amounts are nearest, and the row after the
+    customer's last item (:func:`_candidates`); both 0 (no rows) for none."""
+    known = customer != NONE
+    start = np.where(known, items.start[customer], 0)
+    count = np.where(known, items.count[customer], 0)
     # A customer with at most WINDOW items has them all as the window: only the others search.
     # Dues are sorted within each customer's range: search each range at once by offsetting
     # every due by its customer's position (a composite key), as one global binary search.
     first = start.copy()
     large = np.flatnonzero(count > WINDOW)
     if len(large):
-        codes = np.repeat(np.arange(len(items.start), dtype=np.int64), items.count)
-        key = (codes << SHIFT) + items.due
-        wanted = (customer[large].astype(np.int64) << SHIFT) + amount[large]
-        found = np.searchsorted(key, wanted)
-        first[large] = np.clip(
+        start, count = start.reshape(-1), count.reshape(-1)
+        line_amount = amount[large % customer.shape[1]]
+        wanted = (customer.reshape(-1)[large].astype(np.int64) << SHIFT) + line_amount
+        found = np.searchsorted(items.search_key, wanted)
+        first.reshape(-1)[large] = np.clip(
             found - WINDOW // 2, start[large], start[large] + count[large] - WINDOW
         )
+        start, count = start.reshape(customer.shape), count.reshape(customer.shape)
     return first, start + count
 
 
 def _candidates(first: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """The ``WINDOW`` rows from each ``first`` (``NONE`` from ``end`` on), along a new last
-    axis."""
-    rows: np.ndarray = first[..., None] + np.arange(WINDOW)
-    rows[rows >= end[..., None]] = NONE
+    """The ``WINDOW`` rows from each ``first`` (``NONE`` from ``end`` on), along a new axis
+    after the first (``first`` is (slots, lines): the result (slots, ``WINDOW``, lines))."""
+    rows: np.ndarray = first[:, None, :] + np.arange(WINDOW)[None, :, None]
+    np.copyto(rows, NONE, where=rows >= end[:, None, :])
     return rows
 
 
@@ -122,14 +135,15 @@ def _same_amount(items: _Items, amount: np.ndarray) -> np.ndarray:
 
 
 def _scores(items: _Items, rows: np.ndarray, amount: np.ndarray, name: np.ndarray) -> np.ndarray:
-    """Confidence of each candidate (``-1`` where there is none): ``rows`` a line's candidates
-    per row, ``amount`` the line's, ``name`` the name score of each ``WINDOW`` of them."""
-    # In place where it can be: every step is over all candidates (millions), and a fresh
-    # array per step cost as much as the arithmetic. The values are those of
+    """Confidence of each candidate (``-1`` where there is none): ``rows`` the candidates, a
+    line's in its column (column-major, see :func:`suggest`), ``amount`` the line's, ``name``
+    (slots × lines) the name score of each ``WINDOW`` of them."""
+    # In place where it can be: every step is over a chunk's candidates (a hundred thousand),
+    # and a fresh array per step cost as much as the arithmetic. The values are those of
     # ``0.5 * name + 0.35 * clip(1 - gap, 0, 1)`` in float32, step for step (1 - gap is never
     # above 1: the gap is never negative, so only the lower clip can bite).
-    due = items.due[rows]  # NONE (-1) reads the last item: any due, overwritten below
-    difference = due - amount[:, None]
+    due = np.take(items.due, rows)  # NONE (-1) reads the last item: overwritten below
+    difference = due - amount[None, :]
     np.abs(difference, out=difference)
     np.maximum(due, 1, out=due)
     # The gap: divided in float64 and stored as float32, as ``.astype`` of the quotient
@@ -139,9 +153,9 @@ def _scores(items: _Items, rows: np.ndarray, amount: np.ndarray, name: np.ndarra
     np.subtract(np.float32(1), score, out=score)
     np.maximum(score, np.float32(0), out=score)  # closeness: 1 when equal
     np.multiply(score, np.float32(0.35), out=score)
-    by_window = score.reshape(len(rows), -1, WINDOW)
-    np.add(by_window, (0.5 * name).astype(np.float32)[:, :, None], out=by_window)
-    score[rows == NONE] = -1
+    by_window = score.reshape(-1, WINDOW, rows.shape[1])
+    np.add(by_window, (0.5 * name).astype(np.float32)[:, None, :], out=by_window)
+    np.copyto(score, np.float32(-1), where=rows == NONE)
     return score
 
 
@@ -160,107 +174,123 @@ def suggest(lines: pa.Table, matches: Matches, items: pd.DataFrame) -> pd.DataFr
     names = payer.dictionary.take(pa.array(present))
     pairs = name_matches(names, owed.customers)
     pairs["payer"] = present[pairs["payer"].to_numpy(dtype=np.int64)]
-    line, customer, name = _line_pairs(wanted, payer_codes, pairs)
-    first, end = _windows(owed, customer, amounts[line])
-    named = np.zeros(lines.num_rows, dtype=bool)
-    named[line] = True
+    line, customer, name = _slots(wanted, payer_codes, pairs, len(payer.dictionary))
     with_digit = np.zeros(lines.num_rows, dtype=bool)
     with_digit[wanted] = _with_digit(lines, wanted)
+    named = np.zeros(lines.num_rows, dtype=bool)
+    named[line] = True
     # An exact amount is worth a look only for a line no customer's name matches, and only
     # when its text has a digit: with no name score, amount (at most 0.35) and number (at
     # most 0.15) reach MIN_CONFIDENCE only together, and the number score needs a digit.
     unknown = wanted[~named[wanted] & with_digit[wanted]]
-    # One row per line, its pairs' windows side by side (CUSTOMERS_PER_PAYER × WINDOW
-    # columns), the unknown lines' rows after the named lines': each pair's window is placed
-    # by its start and end (a few numbers per pair), and the candidates are made in place.
-    line, slot = _per_line(line)
-    size = len(line) + len(unknown)
-    starts = np.zeros(size * CUSTOMERS_PER_PAYER, dtype=np.int64)
-    ends = np.zeros(size * CUSTOMERS_PER_PAYER, dtype=np.int64)  # no pair: no candidate
-    names = np.zeros(size * CUSTOMERS_PER_PAYER)
-    starts[slot], ends[slot], names[slot] = first, end, name
-    rows = _candidates(starts, ends).reshape(size, CUSTOMERS_PER_PAYER * WINDOW)
-    if len(unknown):
-        rows[len(line) :, :WINDOW] = _same_amount(owed, amounts[unknown])
+    named_lines, size = len(line), len(line) + len(unknown)
+    if len(unknown):  # no customer: no window
+        customer = np.concatenate([customer, np.full((CUSTOMERS_PER_PAYER, len(unknown)), NONE)], 1)
+        name = np.concatenate([name, np.zeros((CUSTOMERS_PER_PAYER, len(unknown)))], 1)
         line = np.concatenate([line, unknown])
-    scores = _scores(owed, rows, amounts[line], names.reshape(size, CUSTOMERS_PER_PAYER))
-    _add_number_scores(lines, line, rows, scores, owed, with_digit)
-    return _keep_best(line, rows, scores, owed, outcome)
+    same = _same_amount(owed, amounts[unknown]).T if len(unknown) else None
+    amount = amounts[line]
+    numbers = _numbers(lines, owed) if with_digit[line].any() else None
+    # The candidates column-major: one column per line, its customers' windows one above the
+    # other (CUSTOMERS_PER_PAYER × WINDOW places), the unknown lines' columns after the named
+    # lines'. Every step runs along the lines (long rows): a line's best is a max across a few
+    # rows, where a max along each short row was a loop. And a chunk of lines at a time: the
+    # candidates' arrays (a dozen, each 15 numbers a line) are reused from one chunk to the
+    # next and stay in cache, where whole-statement ones were fresh pages each time (the
+    # kernel's page faults cost as much as the arithmetic).
+    top_rows = np.empty((size, KEEP), dtype=np.int64)
+    top_scores = np.empty((size, KEEP), dtype=np.float32)
+    for begin in range(0, size, CHUNK):
+        stop = min(begin + CHUNK, size)
+        first, end = _windows(owed, customer[:, begin:stop], amount[begin:stop])
+        rows = _candidates(first, end).reshape(CUSTOMERS_PER_PAYER * WINDOW, stop - begin)
+        if same is not None and stop > named_lines:
+            at = max(begin, named_lines)
+            rows[:WINDOW, at - begin :] = same[:, at - named_lines : stop - named_lines]
+        scores = _scores(owed, rows, amount[begin:stop], name[:, begin:stop])
+        if numbers is not None:
+            _add_number_scores(numbers, line[begin:stop], rows, scores, with_digit)
+        top_rows[begin:stop], top_scores[begin:stop] = _top(rows, scores)
+    return _keep_best(line, top_rows, top_scores, owed, outcome)
 
 
-def _per_line(line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each line once, and each pair's slot among its line's ``CUSTOMERS_PER_PAYER``, flat
-    (the line's place × ``CUSTOMERS_PER_PAYER`` + the pair's place among the line's pairs);
-    ``line`` comes grouped (pairs of a line adjacent)."""
-    if len(line) == 0:
-        return line, np.zeros(0, dtype=np.int64)
-    first = np.r_[True, line[1:] != line[:-1]]
-    starts = np.flatnonzero(first)
-    group = np.cumsum(first) - 1
-    return line[starts], group * CUSTOMERS_PER_PAYER + np.arange(len(line)) - starts[group]
-
-
-def _line_pairs(
-    wanted: np.ndarray, payer_codes: np.ndarray, pairs: pd.DataFrame
+def _slots(
+    wanted: np.ndarray, payer_codes: np.ndarray, pairs: pd.DataFrame, payers: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(line, customer, name score 0-1) for every wanted line and customer its payer may be:
-    the lines in order, each line's customers in the order of ``pairs`` (as an inner join of
-    the lines with ``pairs`` on the payer gives them), repeated by whole arrays (no join)."""
-    if pairs.empty:
-        empty = np.array([], dtype=np.int64)
-        return empty, empty, np.array([], dtype=np.float64)
+    """Each wanted line whose payer may be a customer (in order), its payer's customers in
+    ``CUSTOMERS_PER_PAYER`` slots (``NONE`` in a slot with none) and their name scores (0-1),
+    as (slots × lines): the customers of each payer in the order of ``pairs`` (as an inner join
+    of the lines with ``pairs`` on the payer gives them), looked up in a table by payer."""
     payer = pairs["payer"].to_numpy(np.int64)
     by_payer = np.argsort(payer, kind="stable")
-    count = np.bincount(payer, minlength=int(payer_codes.max(initial=0)) + 1)
-    start = np.r_[0, np.cumsum(count)[:-1]]
+    count = np.bincount(payer, minlength=payers)
+    start = np.r_[0, np.cumsum(count)[:-1]].astype(np.int64)
+    slot = np.arange(len(payer)) - start[payer[by_payer]]
+    customer = np.full((CUSTOMERS_PER_PAYER, payers), NONE, dtype=np.int64)
+    name = np.zeros((CUSTOMERS_PER_PAYER, payers))
+    customer[slot, payer[by_payer]] = pairs["customer"].to_numpy(np.int64)[by_payer]
+    name[slot, payer[by_payer]] = pairs["score"].to_numpy(np.float64)[by_payer] / 100
     codes = payer_codes[wanted]
-    per_line = count[codes]
-    line = np.repeat(wanted, per_line)
-    step = np.arange(len(line)) - np.repeat(np.cumsum(per_line) - per_line, per_line)
-    at = by_payer[np.repeat(start[codes], per_line) + step]
-    return (
-        line,
-        pairs["customer"].to_numpy(np.int64)[at],
-        pairs["score"].to_numpy(np.float64)[at] / 100,
-    )
+    named = count[codes] > 0
+    codes = codes[named]
+    # np.take along the lines' axis: fancy indexing of a middle axis ran five times slower.
+    return wanted[named], np.take(customer, codes, axis=1), np.take(name, codes, axis=1)
 
 
 def _keep_best(
-    line: np.ndarray, rows: np.ndarray, scores: np.ndarray, owed: _Items, outcome: np.ndarray
+    line: np.ndarray,
+    top_rows: np.ndarray,
+    top_scores: np.ndarray,
+    owed: _Items,
+    outcome: np.ndarray,
 ) -> pd.DataFrame:
-    """The best ``KEEP`` candidates of each line at ``MIN_CONFIDENCE`` or more (``scores`` is
-    used up)."""
-    top_rows, top_scores = _top(rows, scores)
-    flat_line = np.repeat(line, KEEP)
-    flat_row, flat_score = top_rows.ravel(), top_scores.ravel()
-    good = flat_score >= MIN_CONFIDENCE
-    flat_line, flat_row, flat_score = flat_line[good], flat_row[good], flat_score[good]
-    picked = pa.array(owed.order[flat_row])
+    """Of each line's best ``KEEP`` candidates (lines × ``KEEP``, best first), those at
+    ``MIN_CONFIDENCE`` or more."""
+    # Picked by flat position (a line's place × KEEP + its rank): one array each, no repeat of
+    # every line; the frame is built on these arrays as they are (a consolidating copy of
+    # each column cost as much as making it).
+    good = np.flatnonzero(top_scores.reshape(-1) >= MIN_CONFIDENCE)
+    flat_line = line[good // KEEP]
+    picked = pa.array(owed.order[top_rows.reshape(-1)[good]])
+    confidence = top_scores.reshape(-1)[good].astype(np.float64)
+    np.round(confidence, 2, out=confidence)
     result = pd.DataFrame(
         {
             "line": flat_line,
             "number": _arrow_column(owed.items["number"], picked),
             "id": _arrow_column(owed.items["id"], picked),
-            "confidence": np.round(flat_score.astype(np.float64), 2),
-        }
+            "confidence": confidence,
+        },
+        copy=False,
     )
     outcome[flat_line] = CODE[SUGGESTED]
     return result
 
 
 def _top(rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ``KEEP`` best columns of each row, best first: ``KEEP`` passes of a row-wise argmax
-    (cheaper than sorting every short row). ``scores`` is used up (each pick is set to -inf)."""
-    base = np.arange(0, scores.size, max(scores.shape[1], 1))
-    # Picked through flat positions (row start + column): one gather each, where indexing
-    # by (row, column) pairs computed every position from two index arrays.
-    flat_rows, flat_scores = rows.reshape(-1), scores.reshape(-1)
+    """The ``KEEP`` best candidates of each line (a column), best first, the first place first
+    among equal scores (what an argmax down each column gives), as (lines × ``KEEP``); below 0
+    (no candidate) the order is any, such picks are never kept.
+
+    ``KEEP`` passes of a max across the places, over whole rows (an argmax down each short
+    column was a loop per line): each candidate is one int64, its float32 score's bits (in the
+    order of the scores for those of 0 or more, all negative ones below them) above its place
+    counted from the last, so the max gives both the best score and its first place."""
+    places, size = scores.shape
+    bits = max(places - 1, 1).bit_length()
+    key = scores.view(np.int32).astype(np.int64)
+    key <<= bits
+    key |= (places - 1 - np.arange(places, dtype=np.int64))[:, None]
+    flat_rows, flat_key = rows.reshape(-1), key.reshape(-1)
+    lines = np.arange(size, dtype=np.int64)
+    low = (1 << bits) - 1
     picked_rows, picked_scores = [], []
     for _ in range(KEEP):
-        at = base + scores.argmax(axis=1)
+        best = key.max(axis=0)
+        at = (places - 1 - (best & low)) * size + lines
         picked_rows.append(flat_rows[at])
-        picked_scores.append(flat_scores[at])
-        flat_scores[at] = -np.inf
+        picked_scores.append((best >> bits).astype(np.int32).view(np.float32))
+        flat_key[at] = np.iinfo(np.int64).min
     return np.stack(picked_rows, axis=1), np.stack(picked_scores, axis=1)
 
 
@@ -304,26 +334,28 @@ def _with_digit(lines: pa.Table, among: np.ndarray) -> np.ndarray:
     return found
 
 
+def _numbers(lines: pa.Table, owed: _Items) -> tuple[pa.Array, np.ndarray]:
+    """What the number scores read: each line's reference and description, and the open items'
+    numbers (upper case, in ``owed``'s order)."""
+    texts = pc.binary_join_element_wise(
+        strings(lines.column("reference")), strings(lines.column("text")), " "
+    )
+    return texts, owed.items["number"].astype(str).str.upper().to_numpy()[owed.order]
+
+
 def _add_number_scores(
-    lines: pa.Table,
+    numbers: tuple[pa.Array, np.ndarray],
     line: np.ndarray,
     rows: np.ndarray,
     scores: np.ndarray,
-    owed: _Items,
     with_digit: np.ndarray,
 ) -> None:
     """Up to 15 % more (in ``scores``, in place) for candidates whose number the line's text
     (nearly) holds; only lines whose reference or description has a digit (``with_digit``,
-    by line)."""
-    chosen = np.flatnonzero(with_digit[line])
-    if len(chosen) == 0:
-        return
-    texts = pc.binary_join_element_wise(
-        strings(lines.column("reference")), strings(lines.column("text")), " "
-    )
-    numbers = owed.items["number"].astype(str).str.upper().to_numpy()[owed.order]
-    for pair in chosen:
+    by line); ``numbers`` from :func:`_numbers`."""
+    texts, number = numbers
+    for pair in np.flatnonzero(with_digit[line]):
         text = str(texts[int(line[pair])].as_py()).upper()
-        for column in np.flatnonzero(rows[pair] != NONE):
-            ratio = fuzz.partial_ratio(numbers[rows[pair, column]], text) / 100
-            scores[pair, column] += 0.15 * ratio
+        for place in np.flatnonzero(rows[:, pair] != NONE):
+            ratio = fuzz.partial_ratio(number[rows[place, pair]], text) / 100
+            scores[place, pair] += 0.15 * ratio
