@@ -7,6 +7,7 @@ in ``flows/payouts.py``. The pieces, in the order a run uses them:
 
 - ``_profiles`` / ``_report``: the payout report through its layout (YAML), refused whole with
   file, line and column when a cell is unusable; :func:`is_payout_report` is the inbox's test;
+  ``_payout_lines``: the checks across a payout's lines and the payment ids on several lines;
 - ``_credits``: the payment service's credits of a bank statement (read and classified by the
   bank-payments job);
 - ``_scope``: the period and what the ledger knows around it; ``_service``: the invoices and

@@ -33,14 +33,19 @@ from tasks.payouts._items import (
     ITEM_TEXT,
     Problem,
     arrow_payout_codes,
-    contiguous,
     empty_items,
     payouts_of,
     positions_within,
 )
+from tasks.payouts._payout_lines import (
+    NO_REPEATS,
+    Payments,
+    RepeatedPayments,
+    inconsistent,
+    mask,
+)
 from tasks.payouts._profiles import (
     DEDUCTION,
-    DOCUMENTS,
     PAYMENT,
     ReportProfile,
     available_report_profiles,
@@ -59,18 +64,6 @@ class PayoutReportRefused(Exception):
         self.where = where
         self.reason = reason
         self.problems = list(problems)
-
-
-@dataclass(frozen=True)
-class RepeatedPayments:
-    """The payment ids on more than one line of a report, and the lines naming one of them
-    (positions in its items, in order)."""
-
-    ids: frozenset[str]
-    lines: np.ndarray
-
-
-NO_REPEATS = RepeatedPayments(frozenset(), np.zeros(0, dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -200,33 +193,12 @@ def _items(
         "amount": pa.array(signed),
     }
     codes, firsts = arrow_payout_codes(columns["payout_id"])  # grouped by integers, once
-    payments = _Payments(columns["payment_id"])
+    payments = Payments(columns["payment_id"])
     if not problems:
-        problems += _inconsistent(columns, names, codes, firsts, payments)
+        problems += inconsistent(columns, names, codes, firsts, payments)
     frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
     frame["position"] = positions_within(codes, firsts)
     return frame, problems, (codes, firsts), payments.repeated()
-
-
-class _Payments:
-    """The items' payment ids numbered by one dictionary encode (a hash of each id, once), and
-    how many lines name each: a payment twice in one payout, and a payment two payouts paid
-    out, are both among the ids on more than one line, a few hundred lines of a year's items."""
-
-    def __init__(self, payment_ids: pa.Array) -> None:
-        encoded = payment_ids.dictionary_encode()
-        self.ids: pa.Array = encoded.dictionary
-        self.codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-        self.lines = np.bincount(self.codes, minlength=len(self.ids))
-        self.empty = int(pc.index(self.ids, "").as_py())  # the code of no id (-1: none)
-
-    def repeated_rows(self) -> np.ndarray:
-        """The lines naming a payment whose id is on another line too."""
-        return np.flatnonzero((self.lines[self.codes] > 1) & (self.codes != self.empty))
-
-    def repeated(self) -> RepeatedPayments:
-        ids = self.ids.filter(pa.array(self.lines > 1)).to_pylist()
-        return RepeatedPayments(frozenset(str(i) for i in ids if i), self.repeated_rows())
 
 
 def _shape_problems(loaded: LoadedTable, lines: np.ndarray) -> list[Problem]:
@@ -238,15 +210,11 @@ def _shape_problems(loaded: LoadedTable, lines: np.ndarray) -> list[Problem]:
         Problem(int(lines[i]), "", "", f"has more cells than the header's {width}") for i in wide
     ]
     for name in ("payout_id", "arrival_date", "payout_amount", "item_amount"):
-        empty = np.flatnonzero(_mask(pc.equal(table.value(name), "")))
+        empty = np.flatnonzero(mask(pc.equal(table.value(name), "")))
         problems += [
             Problem(int(lines[i]), table.column_names[name], "", "is empty") for i in empty
         ]
     return problems
-
-
-def _mask(values: pa.Array) -> np.ndarray:
-    return np.asarray(pc.fill_null(values, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _bad(
@@ -318,84 +286,3 @@ def _kinds(
 
 def _text(values: pa.Array, row: int) -> str:
     return str(values[int(row)].as_py() or "")
-
-
-def _inconsistent(
-    columns: dict[str, pa.Array],
-    names: dict[str, str],
-    codes: np.ndarray,
-    firsts: np.ndarray,
-    payments: _Payments,
-) -> list[Problem]:
-    """Lines that contradict the first line of their payout, lines naming no document, and a
-    payment twice in one payout (``columns``: the items' Arrow columns; ``codes`` and
-    ``firsts``: :func:`arrow_payout_codes` of their payouts). Checked on the Arrow columns, before
-    the frame is built; only the lines reported are looked at one by one."""
-    problems: list[Problem] = []
-    fields = [f for f in ("reference", "arrival_date", "payout_amount") if f in names]
-    # Each line against its payout's first line (a groupby's "first" would copy the report).
-    heads = firsts[codes]
-    together = contiguous(codes)
-    for field in fields:
-        values = columns[field]
-        if together and _same_as_previous(values, codes):
-            continue  # each line equals the one before it in its payout, so its payout's first
-        same = pc.equal(values, values.take(pa.array(heads)))
-        for row in np.flatnonzero(~_mask(same))[:20]:
-            problems.append(
-                Problem(
-                    _line(columns, row),
-                    names[field],
-                    _cell(columns, field, row),
-                    f"differs from the first line of payout {_cell(columns, 'payout_id', row)} "
-                    f"({_cell(columns, field, heads[row])})",
-                )
-            )
-    documents = [n for n in DOCUMENTS if n in names]
-    nothing = np.logical_and.reduce([_mask(pc.equal(columns[n], "")) for n in documents])
-    for row in np.flatnonzero(nothing)[:20]:
-        reason = "names no invoice, payment request or payment"
-        problems.append(Problem(_line(columns, row), "", "", reason))
-    if "payment_id" in names:
-        problems += _paid_twice(columns, names["payment_id"], codes, payments)
-    return problems
-
-
-def _same_as_previous(values: pa.Array, codes: np.ndarray) -> bool:
-    """Whether every line equals the line before it where both are of one payout: neighbours
-    compared in place, not each line against a copy of its payout's first line."""
-    if len(values) < 2:
-        return True
-    equal = _mask(pc.equal(values.slice(1), values.slice(0, len(values) - 1)))
-    return bool(np.all(equal | (codes[1:] != codes[:-1])))
-
-
-def _paid_twice(
-    columns: dict[str, pa.Array], column: str, codes: np.ndarray, payments: _Payments
-) -> list[Problem]:
-    """A payment twice in one payout with the same kind: one integer key per line (payout,
-    payment, kind), not a three-column duplicated() over a copy of the named lines; and only
-    over the lines whose payment id is on another line too (a line repeating an earlier key
-    is among them, in the same order)."""
-    rows = payments.repeated_rows()
-    deduction = _mask(pc.equal(columns["kind"].take(pa.array(rows)), DEDUCTION)).astype(np.int64)
-    key = (codes[rows] * (len(payments.ids) + 1) + payments.codes[rows]) * 2 + deduction
-    twice = np.zeros(len(payments.codes), dtype=bool)
-    twice[rows] = pd.Series(key).duplicated(keep="first").to_numpy(dtype=bool)
-    return [
-        Problem(
-            _line(columns, row),
-            column,
-            _cell(columns, "payment_id", row),
-            f"appears twice in payout {_cell(columns, 'payout_id', row)}",
-        )
-        for row in np.flatnonzero(twice)[:20]
-    ]
-
-
-def _line(columns: dict[str, pa.Array], row: int) -> int:
-    return int(columns["line"][int(row)].as_py())
-
-
-def _cell(columns: dict[str, pa.Array], name: str, row: int) -> str:
-    return str(columns[name][int(row)].as_py())
