@@ -89,10 +89,12 @@ def _hashed(payload: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 def _leading_digits(hexes: pa.Array) -> np.ndarray[Any, np.dtype[np.uint8]]:
     """The first ``_HEX_DIGITS`` bytes of each 64-digit hex digest, as an (n, 24) numpy view."""
+    if not (pa.types.is_string(hexes.type) or pa.types.is_large_string(hexes.type)):
+        hexes = hexes.cast(pa.large_string())  # a string view, should Polars hand one over
     _, offsets, data = hexes.buffers()
     kind = np.int64 if pa.types.is_large_string(hexes.type) else np.int32
     ends = np.frombuffer(offsets, kind)[hexes.offset : hexes.offset + len(hexes) + 1]
-    if hexes.null_count or ends[-1] - ends[0] != 64 * len(hexes):
+    if hexes.null_count or (np.diff(ends) != 64).any():
         raise ValueError("polars-hash gave a digest that is not 64 hex digits")
     return np.frombuffer(data, np.uint8)[ends[0] : ends[-1]].reshape(-1, 64)[:, :_HEX_DIGITS]
 

@@ -132,3 +132,26 @@ def test_a_given_external_id_equal_to_another_rows_derived_one_fails_both(
         (3, "External ID"),
     ]
     assert [row.line for row in parsed.rows] == [4, 5]
+
+
+@pytest.mark.parametrize("kind", ["string", "large_string", "string_view"])
+def test_leading_digits_are_read_from_any_string_layout_polars_may_hand_over(kind: str) -> None:
+    import pyarrow as pa
+
+    from tasks.payment_requests.derive import _leading_digits
+
+    digests = [hashlib.sha256(text).hexdigest() for text in (b"a", b"b", b"c")]
+    hexes = pa.array(digests, getattr(pa, kind)()).slice(1)
+
+    found = _leading_digits(hexes)
+
+    assert [bytes(row).decode() for row in found] == [d[:24] for d in digests[1:]]
+
+
+def test_a_digest_of_another_length_is_refused_not_misread() -> None:
+    import pyarrow as pa
+
+    from tasks.payment_requests.derive import _leading_digits
+
+    with pytest.raises(ValueError, match="64 hex digits"):
+        _leading_digits(pa.array(["ab" * 31 + "a", "ab" * 32 + "b"], pa.large_string()))
