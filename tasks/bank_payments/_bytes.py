@@ -22,21 +22,28 @@ _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 12, 13, 32]] = True
 _OTHER_WHITESPACE = _WHITESPACE.copy()
 _OTHER_WHITESPACE[32] = False
+BLOCK_BYTES = 1 << 22  # the bytes of the texts looked at together
 
 
 def _texts_with(values: pa.Array, picked: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
-    """Whether each text holds a byte ``picked`` marks (given all the texts' bytes, in order, it
-    marks each): a running count of marks, compared at each text's two ends."""
+    """Whether each text holds a byte ``picked`` marks (given the bytes of consecutive texts, in
+    order, it marks each). A block of texts at a time (about ``BLOCK_BYTES`` of their bytes), so
+    the marks and ``picked``'s temporaries stay a few bytes per byte of one block, not of the
+    whole column; each text's marks are reduced where it starts (empty texts hold none)."""
     if not pa.types.is_string(values.type) or values.null_count:
         return None
     offsets, raw = string_parts(values)
-    if len(values) == 0:
-        return np.zeros(0, dtype=bool)
-    first, last = int(offsets[0]), int(offsets[-1])
-    count = np.zeros(last - first + 1, dtype=np.int64)
-    np.cumsum(picked(raw[first:last]), out=count[1:])
-    ends = offsets - first
-    found: np.ndarray = count[ends[1:]] > count[ends[:-1]]
+    found = np.zeros(len(values), dtype=bool)
+    begin = 0
+    while begin < len(values):
+        end = int(np.searchsorted(offsets, offsets[begin] + BLOCK_BYTES, side="right")) - 1
+        end = min(max(end, begin + 1), len(values))
+        starts = offsets[begin:end]
+        filled = np.flatnonzero(offsets[begin + 1 : end + 1] > starts)
+        if len(filled):
+            marks = picked(raw[offsets[begin] : offsets[end]])
+            found[begin + filled] = np.logical_or.reduceat(marks, starts[filled] - offsets[begin])
+        begin = end
     return found
 
 
@@ -48,9 +55,9 @@ def with_digit(values: pa.Array) -> np.ndarray | None:
 def with_other_whitespace(values: pa.Array) -> np.ndarray | None:
     r"""What ``match_substring_regex(values, r"\s\s|[^\S ]")`` gives, or more: true for each
     text with two whitespace characters in a row or one that is not a space, and perhaps for a
-    text ending in whitespace before one starting with it (the bytes of all texts are read as
-    one run). Only for finding the texts a whitespace rewrite may change: one it leaves as it
-    was can be among them."""
+    text ending in whitespace before one starting with it (the bytes of a block of texts are
+    read as one run). Only for finding the texts a whitespace rewrite may change: one it leaves
+    as it was can be among them."""
 
     def picked(raw: np.ndarray) -> np.ndarray:
         space = _WHITESPACE[raw]

@@ -80,7 +80,10 @@ class Words:
         by_word = np.bincount(at, minlength=_BINS * (words + 1)).reshape(_BINS, words + 1)
         by_word = np.minimum(by_word, 255).astype(np.uint16)
         wide = np.zeros(words + 1, dtype=bool)
-        wide[np.repeat(np.arange(len(lengths)), lengths)[raw >= 128]] = True
+        # Past ASCII, or whitespace other than the space between words: rapidfuzz splits words
+        # at any whitespace, this at spaces only (keys as ``_names`` makes them have neither).
+        odd = (raw >= 128) | ((raw >= 9) & (raw <= 13)) | ((raw >= 28) & (raw <= 31))
+        wide[np.repeat(np.arange(len(lengths)), lengths)[odd]] = True
         wide[: len(lengths)] |= lengths > 255
         histogram = np.zeros((_BINS, size), dtype=np.uint16)
         for column in table:

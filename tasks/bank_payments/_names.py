@@ -294,10 +294,9 @@ def _fuzzy(keys: _Keys, payers: np.ndarray, known: _Customers) -> tuple[np.ndarr
     both = pa.concat_arrays([keys.array.take(pa.array(payers)), known.keys.array])
     bound = token_set_bound(Words.of(both), row, len(payers) + customer)
     limit = np.minimum(np.ceil(bound + 1e-6), 255).astype(np.int64)  # float error, inf
-    top = _best_per_row(limit, offset)
-    top = top[(top >= 0) & (limit[np.maximum(top, 0)] >= NAME_CUTOFF)]
-    _score(scores, top, queries[row[top]], choices[customer[top]])
     picked = _best_per_row(limit, offset)
+    top = picked[(picked >= 0) & (limit[np.maximum(picked, 0)] >= NAME_CUTOFF)]
+    _score(scores, top, queries[row[top]], choices[customer[top]])
     third = np.where(picked >= 0, scores[np.maximum(picked, 0)].astype(np.int64), 0).min(axis=0)
     beat = np.maximum(third, NAME_CUTOFF)[row]
     rest = np.flatnonzero(limit >= beat)

@@ -40,19 +40,12 @@ def _day(moment: datetime | None) -> date | None:
     return moment.astimezone(LONDON).date() if moment is not None else None
 
 
-def document_keys(items: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
-    """Each item's document: its kind and number (the payment request when named, else the
-    invoice; an empty number when it names neither), by position (the number a text Series
-    with a fresh index: a Python string per item would cost more than the checks)."""
-    requests, numbers = document_numbers(items)
-    kinds = np.array([INVOICE, PAYMENT_REQUEST], dtype=object)[requests.astype(np.intp)]
-    return kinds, numbers
-
-
 def document_numbers(items: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
-    """:func:`document_keys` with the kind as a mask (True: a payment request, False: an
-    invoice). The checks choose a year of items by kind: comparing an object array of kinds
-    costs a Python comparison per item, a mask nothing."""
+    """Each item's document: whether it is a payment request (True) or an invoice (False), and
+    its number (the payment request when named, else the invoice; an empty number when it names
+    neither), by position (a text Series with a fresh index). The kind is a mask: the checks
+    choose a year of items by kind, and comparing an object array of kinds cost a Python
+    comparison per item."""
     request = items["payment_request_number"]
     has_request = (request != "").to_numpy(dtype=bool)
     numbers = request.where(has_request, items["invoice_number"]).reset_index(drop=True)
