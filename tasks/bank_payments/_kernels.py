@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tasks.common.arrow_text import string_parts
+from tasks.common.arrow_text import mask, string_parts
 from tasks.common.finance_files.values import UNICODE_MINUS
 
 MAX_PENNIES = 10_000_000_000  # £100,000,000: no customer payment comes near it
@@ -65,12 +65,6 @@ def per_value(values: pa.Array | pa.ChunkedArray, fn: Callable[[pa.Array], pa.Ar
     if pa.types.is_string(result.type) or pa.types.is_large_string(result.type):
         return pa.DictionaryArray.from_arrays(codes.indices, result)
     return pc.take(result, codes.indices)
-
-
-def mask(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A boolean Arrow array as numpy (nulls are false)."""
-    filled = pc.fill_null(values, False)
-    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def strings(values: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tasks.common.arrow_text import string_parts
+from tasks.common.arrow_text import mask, string_parts
 from tasks.common.finance_files import (
     decimal_text,
     parse_currency,
@@ -66,10 +66,6 @@ class Screened:
     tax_rate: pa.Array  # decimal text, null where empty
 
 
-def _mask(values: pa.Array) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    return np.asarray(values.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def _blank(values: pa.Array) -> pa.Array:
     return pc.equal(pc.utf8_length(values), 0)
 
@@ -97,7 +93,7 @@ def _per_distinct(
             bad.append(True)
     indices = encoded.indices
     column = pc.take(pa.array(parsed, type=kind), indices)
-    return column, _mask(pc.take(pa.array(bad, type=pa.bool_()), indices))
+    return column, mask(pc.take(pa.array(bad, type=pa.bool_()), indices))
 
 
 def _customers(
@@ -115,7 +111,7 @@ def _customers(
         if name not in table.columns:
             continue
         values = table.value(name)
-        present = ~_mask(_blank(values))
+        present = ~mask(_blank(values))
         given += present
         encoded = pc.dictionary_encode(values)
         found: list[tuple[str | None, str | None]] = []
@@ -131,7 +127,7 @@ def _customers(
                 found.append((None, None))
         column_ids = pc.take(pa.array([f[0] for f in found], pa.string()), encoded.indices)
         column_kinds = pc.take(pa.array([f[1] for f in found], pa.string()), encoded.indices)
-        ok = present & _mask(pc.is_valid(column_ids))
+        ok = present & mask(pc.is_valid(column_ids))
         if not resolved.any() and ok.all():  # the usual file: one column, every row resolved
             ids, kinds, used = column_ids, column_kinds, values
         else:
@@ -195,15 +191,15 @@ def _amounts(
     else:
         pennies, plain = _plain_pennies(values)
         good = pc.and_(plain, pc.and_(pc.greater(pennies, 0), pc.less_equal(pennies, ceiling)))
-    return pennies, ~_mask(good)
+    return pennies, ~mask(good)
 
 
 def _text(
     values: pa.Array, limit: int, *, required: bool
 ) -> tuple[pa.Array, np.ndarray[Any, np.dtype[np.bool_]]]:
     lengths = pc.utf8_length(values)
-    bad = _mask(pc.greater(lengths, limit))
-    empty = _mask(pc.equal(lengths, 0))
+    bad = mask(pc.greater(lengths, limit))
+    empty = mask(pc.equal(lengths, 0))
     if required:
         bad |= empty
     return pc.if_else(pa.array(empty), pa.scalar(None, pa.string()), values), bad
@@ -213,7 +209,7 @@ def _stray_cells(table: RawTable) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Rows with a non-blank cell beyond the header (a stray delimiter?)."""
     stray = np.zeros(len(table), dtype=bool)
     for position in range(len(table.header), len(table.cells)):
-        stray |= ~_mask(_blank(pc.utf8_trim_whitespace(table.cells[position])))
+        stray |= ~mask(_blank(pc.utf8_trim_whitespace(table.cells[position])))
     return stray if table.header else np.zeros(len(table), dtype=bool)
 
 

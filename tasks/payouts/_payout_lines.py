@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.common.arrow_text import mask
 from tasks.payouts._items import Problem, contiguous
 from tasks.payouts._profiles import DEDUCTION, DOCUMENTS
 
@@ -50,10 +51,6 @@ class Payments:
     def repeated(self) -> RepeatedPayments:
         ids = self.ids.filter(pa.array(self.lines > 1)).to_pylist()
         return RepeatedPayments(frozenset(str(i) for i in ids if i), self.repeated_rows())
-
-
-def mask(values: pa.Array) -> np.ndarray:
-    return np.asarray(pc.fill_null(values, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def inconsistent(

@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tasks.common.arrow_text import mask
 from tasks.common.finance_files import InputFileError, LoadedTable, load_table
 from tasks.payouts._items import (
     DATE,
@@ -42,7 +43,6 @@ from tasks.payouts._payout_lines import (
     Payments,
     RepeatedPayments,
     inconsistent,
-    mask,
 )
 from tasks.payouts._profiles import (
     DEDUCTION,
