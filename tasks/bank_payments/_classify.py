@@ -66,36 +66,52 @@ class ClassifyRules(BaseModel):
 
 def classify(lines: pa.Table, rules: ClassifyRules | None = None) -> pa.Array:
     """One class per line (see the module docstring), as a dictionary array over
-    :data:`CLASSES`. Patterns run once per distinct payer, reference, description and type."""
+    :data:`CLASSES`. Patterns run once per distinct payer, reference, description and type.
+
+    Money going out is a debit whatever its texts say: what the patterns found is looked up
+    for the credits only (a third of a statement's lines), not gathered for every line."""
     rules = rules or ClassifyRules()
     amount = np.asarray(lines.column("amount").to_numpy(), dtype=np.int64)
     own = [f"^{_literal(name.upper())}" for name in rules.own_names if name.strip()]
-    found = np.zeros(len(amount), dtype=np.uint8)
+    credits = np.flatnonzero(amount >= 0)
+    found = np.zeros(len(credits), dtype=np.uint8)
     found |= _hits(
         lines.column("payer"),
+        credits,
         payout=[rules.payout_payers, rules.payout_references],
         other=[rules.other_credit_text, *own],
     )
     for name in ("reference", "text"):
         found |= _hits(
-            lines.column(name), payout=[rules.payout_references], other=[rules.other_credit_text]
+            lines.column(name),
+            credits,
+            payout=[rules.payout_references],
+            other=[rules.other_credit_text],
         )
     kind = per_value(lines.column("type"), pc.utf8_trim_whitespace)
-    found |= _hits(kind, payout=[], other=[rules.other_credit_types])
+    found |= _hits(kind, credits, payout=[], other=[rules.other_credit_types])
     payout, other = (found & _PAYOUT).astype(bool), (found & _OTHER).astype(bool)
-    codes = np.zeros(len(amount), dtype=np.int8)  # CUSTOMER_PAYMENT
-    codes[other | (amount == 0)] = CLASSES.index(OTHER_CREDIT)
-    codes[payout] = CLASSES.index(PROVIDER_PAYOUT)
-    codes[amount < 0] = CLASSES.index(DEBIT)
+    of_credits = np.zeros(len(credits), dtype=np.int8)  # CUSTOMER_PAYMENT
+    of_credits[other | (amount[credits] == 0)] = CLASSES.index(OTHER_CREDIT)
+    of_credits[payout] = CLASSES.index(PROVIDER_PAYOUT)
+    codes = np.full(len(amount), CLASSES.index(DEBIT), dtype=np.int8)
+    codes[credits] = of_credits
     return pa.DictionaryArray.from_arrays(pa.array(codes), pa.array(CLASSES))
 
 
 _PAYOUT, _OTHER = np.uint8(1), np.uint8(2)
 
 
-def _hits(values: pa.ChunkedArray | pa.Array, *, payout: list[str], other: list[str]) -> np.ndarray:
-    """Per line, :data:`_PAYOUT` where a ``payout`` pattern matches its text and :data:`_OTHER`
-    where an ``other`` one does (both bits where both do; none for a line without the text).
+def _hits(
+    values: pa.ChunkedArray | pa.Array,
+    rows: np.ndarray,
+    *,
+    payout: list[str],
+    other: list[str],
+) -> np.ndarray:
+    """Per line of ``rows``, :data:`_PAYOUT` where a ``payout`` pattern matches its text and
+    :data:`_OTHER` where an ``other`` one does (both bits where both do; none for a line
+    without the text).
 
     The patterns run once per distinct value, and what they found reaches the lines by one
     numpy gather on the dictionary's indices per column (not one per pattern)."""
@@ -106,10 +122,12 @@ def _hits(values: pa.ChunkedArray | pa.Array, *, payout: list[str], other: list[
         for pattern in patterns:
             by_value[mask(pc.match_substring_regex(distinct, pattern, ignore_case=True))] |= bit
     if codes.indices.null_count:  # a line without the text: no hit
-        return np.asarray(pc.fill_null(pc.take(pa.array(by_value), codes.indices), 0))
+        indices = codes.indices.take(pa.array(rows))
+        return np.asarray(pc.fill_null(pc.take(pa.array(by_value), indices), 0))
     if len(distinct) == 1:  # one text for every line (a column the file does not have)
-        return np.full(len(codes), by_value[0], dtype=np.uint8)
-    by_line: np.ndarray = by_value[np.asarray(codes.indices.to_numpy(zero_copy_only=False))]
+        return np.full(len(rows), by_value[0], dtype=np.uint8)
+    indices = np.asarray(codes.indices.to_numpy(zero_copy_only=False))
+    by_line: np.ndarray = by_value[indices[rows]]
     return by_line
 
 
@@ -117,6 +135,10 @@ def class_codes(classes: pa.Array) -> np.ndarray:
     """The index into :data:`CLASSES` of each line's class."""
     codes = encoded(classes)
     order = np.array([CLASSES.index(c) for c in codes.dictionary.to_pylist()], dtype=np.int8)
+    if not codes.indices.null_count:
+        # Arrow's take reads the 32-bit indices as they are (numpy widened them first); the
+        # result copied out of Arrow's read-only buffer, as callers may write to it.
+        return np.array(pc.take(pa.array(order), codes.indices).to_numpy())
     return order[np.asarray(codes.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
 
 

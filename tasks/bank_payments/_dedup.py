@@ -65,12 +65,15 @@ def _heads(values: pa.StringArray) -> np.ndarray:
     length = np.diff(offsets)
     width = int(length[0]) if n else 0
     if width >= 8 and (length == width).all():
-        # Keys of one length (the digest keys): every head is a strided view of the buffer.
+        # Keys of one length (the digest keys): every head is a strided view of the buffer,
+        # and every length the same number to mix in.
         head = np.ndarray((n,), dtype="<u8", buffer=raw, offset=int(offsets[0]), strides=(width,))
-    else:
-        head = np.zeros(n, dtype=np.uint64)
-        for byte in range(8):
-            has = length > byte
-            head[has] |= raw[offsets[:-1][has] + byte].astype(np.uint64) << np.uint64(8 * byte)
+        # (the product wrapped as the arrays' is, in Python: numpy warns of a scalar's wrap)
+        one_length: np.ndarray = head ^ np.uint64(width * int(_MIX) % (1 << 64))
+        return one_length
+    head = np.zeros(n, dtype=np.uint64)
+    for byte in range(8):
+        has = length > byte
+        head[has] |= raw[offsets[:-1][has] + byte].astype(np.uint64) << np.uint64(8 * byte)
     mixed: np.ndarray = head ^ (length.astype(np.uint64) * _MIX)
     return mixed

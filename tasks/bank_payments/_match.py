@@ -136,11 +136,14 @@ def match_lines(
 ) -> Matches:
     """The outcome of every line (see the module docstring); ``skip`` marks duplicates."""
     n = lines.num_rows
-    skip = np.zeros(n, dtype=bool) if skip is None else skip
-    outcome = np.full(n, CODE[NOT_APPLICABLE], dtype=np.int8)
-    outcome[skip] = CODE[DUPLICATE]
+    skip = np.zeros(n, dtype=bool) if skip is None else np.asarray(skip, dtype=bool)
     payable = (class_codes(classes) == CLASSES.index(CUSTOMER_PAYMENT)) & ~skip
-    outcome[payable] = CODE[UNMATCHED]
+    # n/a, duplicate where skipped, unmatched where payable (never both): by arithmetic on the
+    # masks as 0/1 bytes, where assigning through each mask (random, a quarter of the lines
+    # true) took 4.6 ms of branching for a million lines.
+    outcome = payable.view(np.int8) * np.int8(CODE[UNMATCHED] - CODE[NOT_APPLICABLE])
+    outcome += skip.view(np.int8) * np.int8(CODE[DUPLICATE] - CODE[NOT_APPLICABLE])
+    outcome += CODE[NOT_APPLICABLE]
     found = found_references(lines, items, payable, aliases) if payable.any() else None
     matches = Matches(outcome, found if found is not None else _no_refs(), empty_allocations())
     if found is None or found.empty or items.empty:

@@ -87,7 +87,7 @@ class _Lines:
 
 def _empty_text(n: int) -> pa.Array:
     return pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(n, dtype=np.int32)), pa.array([""], pa.string())
+        pa.array(np.zeros(n, dtype=np.int32)), pa.array([""], pa.string()), safe=False
     )
 
 
@@ -169,9 +169,29 @@ def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
     profile = lines.profile
     parsed, used_by_value = parse_dates(column.dictionary, profile.date_formats, profile.date_zone)
     dates = pc.take(parsed, column.indices)
-    used_np = np.asarray(used_by_value.to_numpy(zero_copy_only=False))[
-        np.asarray(column.indices.to_numpy(zero_copy_only=False))
-    ]
+    by_value = np.asarray(used_by_value.to_numpy(zero_copy_only=False))
+    if len(by_value) and (by_value == by_value[0]).all() and by_value[0] >= 0:
+        # Every date read, all in one format (nearly every file): nothing to refuse by line, so
+        # the format of each line (a gather over every line) is not needed.
+        used_np = None
+    else:
+        used_np = by_value[np.asarray(column.indices.to_numpy(zero_copy_only=False))]
+    _refuse_dates(lines, column, used_np)
+    # Compared once per distinct date; only a file with a future date looks at its lines.
+    future_by_value = pc.greater(parsed, pa.scalar(today, pa.date32()))
+    if pc.any(future_by_value).as_py():
+        future = mask(pc.take(future_by_value, column.indices))
+        lines.refuse(future, f"the date is after today ({today.isoformat()}): a future-dated line")
+    return dates
+
+
+def _refuse_dates(lines: _Lines, column: pa.DictionaryArray, used_np: np.ndarray | None) -> None:
+    """Refuse the lines whose date was not read, is unsure, or is in another format than most
+    (``used_np``: each line's format as :func:`parse_dates` gives it; None when all are read in
+    one format)."""
+    if used_np is None:
+        return
+    profile = lines.profile
     missing = used_np == -1
     header_name = normalise_header(str(profile.column_names("date")[0]))
     if missing.any():
@@ -216,12 +236,6 @@ def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
             lines.refuse(
                 mixed, f"the date is written differently from the rest of the file ({fmt})"
             )
-    # Compared once per distinct date; only a file with a future date looks at its lines.
-    future_by_value = pc.greater(parsed, pa.scalar(today, pa.date32()))
-    if pc.any(future_by_value).as_py():
-        future = mask(pc.take(future_by_value, column.indices))
-        lines.refuse(future, f"the date is after today ({today.isoformat()}): a future-dated line")
-    return dates
 
 
 def _row_text(lines: _Lines, index: int) -> str:
@@ -322,7 +336,8 @@ def _balance(lines: _Lines) -> pa.Array:
         return pa.nulls(lines.n, pa.int64())
     profile = lines.profile
     money = parse_money(column, decimal=profile.decimal, thousands=profile.thousands)
-    return pa.array(money.pennies, pa.int64(), mask=~money.readable | money.empty)
+    missing = ~money.readable | money.empty
+    return pa.array(money.pennies, pa.int64(), mask=missing if missing.any() else None)
 
 
 def normalise(

@@ -53,11 +53,12 @@ def plain_numbers(
     shape = rf"^(?:{alternatives})[-_/#:. ]?[0-9]+$"  # one of _SEPARATORS at most
     plain = mask(pc.match_substring_regex(upper, shape))
     texts = upper.filter(pa.array(plain))
-    digits = pc.utf8_ltrim(texts, characters=_LETTERS + _SEPARATORS)
-    number = pc.utf8_ltrim(digits, characters="0")
+    # Such texts are ASCII (the shape says so): trimmed and measured by bytes. The word, the
+    # separator and the leading zeros go in one trim (a word has no zero, and digits come last).
+    number = pc.ascii_ltrim(texts, characters=_LETTERS + _SEPARATORS + "0")
     number = pc.if_else(pc.equal(number, ""), "0", number)
-    word = pc.utf8_rtrim(texts, characters="0123456789" + _SEPARATORS)
+    word = pc.ascii_rtrim(texts, characters="0123456789" + _SEPARATORS)
     prefix = pc.take(prefix_of, pc.index_in(word, value_set=pa.array(words, pa.string())))
     key = pc.binary_join_element_wise(prefix, number, "-")
-    too_long = pc.greater(pc.utf8_length(number), MAX_DIGITS)
+    too_long = pc.greater(pc.binary_length(number), MAX_DIGITS)
     return plain, pc.if_else(too_long, pa.scalar(None, pa.string()), key)

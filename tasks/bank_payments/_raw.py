@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from tasks.bank_payments._cells import read_cells, valid_utf8
 from tasks.bank_payments._detect import Detection, split_line
 from tasks.bank_payments._errors import BadLine, StatementRefused
+from tasks.bank_payments._file_bytes import Buffer, find, view
 from tasks.bank_payments._profiles import FIELDS, Profile, normalise_header
 from tasks.bank_payments._text import StatementText
 
@@ -92,10 +93,10 @@ def read_rows(content: StatementText, detection: Detection, where: str) -> RawRo
     return _csv(content.recoded(), detection, where)
 
 
-def _offset_after(data: bytes, lines: int) -> int:
+def _offset_after(data: Buffer, lines: int) -> int:
     offset = 0
     for _ in range(lines):
-        found = data.find(b"\n", offset)
+        found = find(data, b"\n", offset)
         if found < 0:
             return len(data)
         offset = found + 1
@@ -180,8 +181,9 @@ def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
     data = content.data
     offset = _offset_after(data, detection.header_line)
     first_number = detection.header_line + 1
-    body: bytes | memoryview = memoryview(data)[offset:]
-    bad = _quote_problems(body, first_number) if data.find(b'"', offset) >= 0 else []
+    body: bytes | memoryview = view(data)[offset:]
+    quoted = content.quotes and find(data, b'"', offset) >= 0
+    bad = _quote_problems(body, first_number) if quoted else []
     numbers: np.ndarray | None = None
     if bad:
         body, numbers = _without_lines(body, first_number, bad)
@@ -197,7 +199,7 @@ def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
     trailing = width == _width(profile, detection.header, []) + 1
     read = sorted({*used, width - 1}) if trailing else used
     table, invalid = read_cells(
-        body, profile.delimiter, width, read, check_utf8=not valid_utf8(body)
+        body, profile.delimiter, width, read, check_utf8=not valid_utf8(body), quoted=quoted
     )
     rows_seen = table.num_rows + len(invalid)
     if numbers is None:
@@ -212,7 +214,9 @@ def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
     columns: list[pa.Array | None] = [None] * width
     for position in used:
         columns[position] = _single(table.column(f"c{position}"))
-    raw = RawRows(columns, list(detection.header), numbers[:rows_seen][valid], bad)
+    # (Every row valid, nearly always: the numbers as they are, not copied through the mask.)
+    kept = numbers[:rows_seen][valid] if invalid else numbers[:rows_seen]
+    raw = RawRows(columns, list(detection.header), kept, bad)
     if trailing:
         raw = _without_filled_trailing_cell(raw, _single(table.column(f"c{width - 1}")), width)
     return _tidy(raw)
@@ -263,14 +267,26 @@ def _too_long(length: int) -> str:
     )
 
 
-def _cell_lengths(column: pa.Array) -> np.ndarray:
-    """Each cell's length in bytes: from the offsets buffer where the column has one (no kernel
-    and no copy), else by Arrow's ``binary_length``."""
-    if pa.types.is_string(column.type) and not column.null_count:
-        start, n = column.offset, len(column)
-        offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[start : start + n + 1]
-        return np.diff(offsets)
-    return np.asarray(pc.binary_length(column).to_numpy(zero_copy_only=False))
+def _row_lengths(columns: list[pa.Array]) -> np.ndarray:
+    """Each row's length in bytes over ``columns``, as unsigned numbers. For plain string
+    columns (no nulls), from their offsets buffers: a row's bytes are the sum of its cells'
+    ends less the sum of their starts, so the offsets are added up once (one pass each) and
+    differenced once, where each column's differences took two passes and an array of their
+    own. The sums are kept in 32 bits and may wrap: the differences come out right all the
+    same (modulo 2**32, and no row is that long). Else by Arrow's ``binary_length``."""
+    n = len(columns[0])
+    if all(pa.types.is_string(c.type) and not c.null_count for c in columns):
+        bounds = np.zeros(n + 1, dtype=np.uint32)
+        for column in columns:
+            start = column.offset
+            offsets = np.frombuffer(column.buffers()[1], dtype=np.uint32)[start : start + n + 1]
+            np.add(bounds, offsets, out=bounds)
+        lengths: np.ndarray = np.diff(bounds)
+        return lengths
+    summed = np.zeros(n, dtype=np.uint64)
+    for column in columns:
+        summed += np.asarray(pc.fill_null(pc.binary_length(column), 0).to_numpy(), np.uint64)
+    return summed
 
 
 def _tidy(raw: RawRows) -> RawRows:
@@ -278,15 +294,23 @@ def _tidy(raw: RawRows) -> RawRows:
     columns = raw.read()
     if not columns or len(raw.lines) == 0:
         return raw
-    lengths = np.zeros(len(raw.lines), dtype=np.int64)
-    for column in columns:
-        lengths += _cell_lengths(column)
-    total = lengths + len(raw.columns) - 1
-    drop = total > MAX_LINE_CHARS
-    for index in np.flatnonzero(drop):
-        raw.bad.append(BadLine(int(raw.lines[index]), _too_long(int(total[index]))))
-    for index in np.flatnonzero(lengths <= 2 * len(columns)):
-        drop[index] = all(not str(c[int(index)].as_py()).strip() for c in columns)
+    lengths = _row_lengths(columns)
+    separators = len(raw.columns) - 1
+    short, long = 2 * len(columns), MAX_LINE_CHARS - separators
+    # Both questions at once: rows too long, and rows short enough to be only spaces. Counted
+    # from one past the short ones, those wrap round to the largest numbers (unsigned).
+    number = lengths.dtype.type
+    unusual = np.flatnonzero((lengths - number(short + 1)) >= number(long - short))
+    if len(unusual) == 0:
+        return raw
+    drop = np.zeros(len(raw.lines), dtype=bool)
+    for index in unusual:
+        total = int(lengths[index]) + separators
+        if total > MAX_LINE_CHARS:
+            raw.bad.append(BadLine(int(raw.lines[index]), _too_long(total)))
+            drop[index] = True
+        else:
+            drop[index] = all(not str(c[int(index)].as_py()).strip() for c in columns)
     return raw.take(~drop) if drop.any() else raw
 
 

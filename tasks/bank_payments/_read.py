@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from tasks.bank_payments._detect import Detection, detect
 from tasks.bank_payments._errors import BadLine, StatementRefused
+from tasks.bank_payments._file_bytes import Buffer, read_file, view
 from tasks.bank_payments._kernels import encoded
 from tasks.bank_payments._normalise import normalise
 from tasks.bank_payments._profiles import Profile, available_profiles
@@ -41,7 +42,7 @@ def read_statement(
     """Read ``path`` (see the module docstring); :class:`StatementRefused` when it is refused."""
     where = str(path)
     try:
-        data = path.read_bytes()
+        data = read_file(path)
     except OSError as exc:
         raise StatementRefused(where, None, f"cannot be read ({exc.strerror or exc})") from exc
     return read_statement_bytes(
@@ -55,7 +56,7 @@ def read_statement(
 
 
 def detect_layout(
-    data: bytes, *, where: str, profiles: Sequence[Profile] | None = None
+    data: Buffer, *, where: str, profiles: Sequence[Profile] | None = None
 ) -> tuple[Detection, str, str]:
     """Which profile matches the file's bytes, with the start of its text and its encoding."""
     content = statement_text(data, where)
@@ -69,7 +70,7 @@ def _detect(content: StatementText, profiles: Sequence[Profile] | None) -> Detec
 
 
 def read_statement_bytes(
-    data: bytes,
+    data: Buffer,
     *,
     where: str,
     profile: Profile | None = None,
@@ -77,7 +78,8 @@ def read_statement_bytes(
     on_bad_lines: OnBadLines = "reject_file",
     today: date | None = None,
 ) -> Statement:
-    """:func:`read_statement` on bytes already in memory."""
+    """:func:`read_statement` on bytes already in memory (``bytes``, or a numpy buffer of them:
+    ``_file_bytes``)."""
     content = statement_text(data, where)
     detection = _detect(content, [profile] if profile is not None else profiles)
     raw = read_rows(content, detection, where)
@@ -99,7 +101,7 @@ def read_statement_bytes(
         raise StatementRefused(where, bad[0].line, f"no usable line: {bad[0].reason}")
     statement = Statement(
         file=where,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=hashlib.sha256(view(data)).hexdigest(),
         profile=detection.profile,
         detection=detection.reason,
         encoding=content.encoding,
@@ -121,17 +123,30 @@ def balance_issues(statement: Statement) -> list[BadLine]:
     table = statement.lines
     if table.num_rows < 2 or table.column("balance").null_count == table.num_rows:
         return []
-    accounts = np.asarray(
-        encoded(table.column("account")).indices.to_numpy(zero_copy_only=False), dtype=np.int64
-    )
     balance_col = table.column("balance")
-    known = np.asarray(pc.is_valid(balance_col).to_numpy(zero_copy_only=False), dtype=bool)
     balance = np.asarray(pc.fill_null(balance_col, 0).to_numpy(), dtype=np.int64)
     amount = np.asarray(table.column("amount").to_numpy(), dtype=np.int64)
     lines = np.asarray(table.column("line").to_numpy(), dtype=np.int64)
-    same = (accounts[1:] == accounts[:-1]) & known[1:] & known[:-1]
-    ascending = same & (balance[1:] - balance[:-1] != amount[1:])
-    descending = same & (balance[:-1] - balance[1:] != amount[:-1])
+    # Neighbours compared: in the same account (every line, in a file of one account) and both
+    # with a balance (every line, in a file that gives them all).
+    same: np.ndarray | None = None  # None: every neighbour
+    account = encoded(table.column("account"))
+    if len(account.dictionary) > 1 or account.indices.null_count:
+        accounts = np.asarray(account.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        same = accounts[1:] == accounts[:-1]
+    if balance_col.null_count:
+        known = np.asarray(pc.is_valid(balance_col).to_numpy(zero_copy_only=False), dtype=bool)
+        both = known[1:] & known[:-1]
+        same = both if same is None else same & both
+    step = balance[1:] - balance[:-1]  # what each balance moved by, read either way
+    ascending = step != amount[1:]
+    if same is not None:
+        ascending &= same
+    if not ascending.any():  # oldest first, every balance adding up: no other order has fewer
+        return []
+    descending = step != -amount[:-1]
+    if same is not None:
+        descending &= same
     wrong, oldest_first = (
         (ascending, True) if ascending.sum() <= descending.sum() else (descending, False)
     )

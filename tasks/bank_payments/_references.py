@@ -29,9 +29,15 @@ import pyarrow.compute as pc
 from tasks.bank_payments import _bytes
 from tasks.bank_payments._kernels import encoded, mask
 from tasks.bank_payments._plain_numbers import plain_numbers
+from tasks.bank_payments._single_numbers import (
+    MARK,
+    _alternatives,
+    _number_pattern,
+    _one_word_at_most,
+    _single_numbers,
+)
 
 MIN_REFERENCE = 4  # a biller's free-text reference shorter than this would match common words
-MARK = "\u00a7"  # § marks a number found in the text; never in a bank's character set
 _NUMBER = re.compile(r"^([A-Za-z]+)[-_ /.#]*0*([0-9]+)$")
 DEFAULT_ALIASES: Mapping[str, tuple[str, ...]] = {
     "INV": ("INVOICE", "INVIOCE", "INVOCIE", "INOVICE", "INVOCE", "INVOIC", "INVC", "INV"),
@@ -78,19 +84,6 @@ def alias_table(
         words.update(w.upper() for w in (extra or {}).get(prefix, ()))
         table[prefix] = sorted(words, key=lambda w: (-len(w), w))
     return table
-
-
-def _alternatives(words: Iterable[str]) -> str:
-    return "|".join(re.escape(w).replace("\\ ", r"\s+") for w in words)
-
-
-def _number_pattern(words: str) -> str:
-    """A prefix word (``words``: an alternation, or groups of them), what people put between it
-    and the number, and the number (at most 9 digits after leading zeros)."""
-    return (
-        rf"(^|[^A-Z0-9{MARK}])(?:{words})\s*(?:NO\.?|NUMBER|NUM|REF)?\s*"
-        rf"[-_/#:.]?\s*0*([0-9]{{1,9}})($|[^0-9])"
-    )
 
 
 def mark_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pa.Array:
@@ -147,79 +140,6 @@ def _separable(aliases: Mapping[str, list[str]]) -> bool:
     return not any(t.startswith(o) or o.startswith(t) for t in tails for o in words)
 
 
-def _single_numbers(upper: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
-    """The one number of each text (upper case) that has at most one prefix word: the texts
-    that are a number written plainly read by trimming (``_plain_numbers``), the others by
-    :func:`_extracted`; by text, in order."""
-    plain = plain_numbers(upper, aliases)
-    if plain is None:
-        return _extracted(upper, aliases)
-    shaped, keys = plain
-    rest = np.flatnonzero(~shaped)
-    others = _extracted(upper.take(pa.array(rest)), aliases)
-    named = mask(pc.is_valid(keys))
-    line = np.concatenate(
-        [np.flatnonzero(shaped)[named], rest[others["line"].to_numpy(dtype=np.int64)]]
-    )
-    extracted = pa.array(others["key"], pa.string())
-    if isinstance(extracted, pa.ChunkedArray):  # one chunk as _extracted makes it; else joined
-        extracted = extracted.combine_chunks()
-    key = pa.concat_arrays([keys.filter(pa.array(named)), extracted])
-    order = np.argsort(line, kind="stable")
-    return pd.DataFrame(
-        {
-            "line": line[order],
-            "key": pd.arrays.ArrowExtensionArray(key.take(pa.array(order))),
-            "order": np.zeros(len(line), dtype=np.int64),
-        }
-    )
-
-
-def _extracted(upper: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
-    """The one number of each text (upper case) that has at most one prefix word: one RE2
-    extraction with a group per prefix, in place of marking and splitting."""
-    prefixes = list(aliases)
-    groups = "|".join(f"(?P<p{i}>{_alternatives(aliases[p])})" for i, p in enumerate(prefixes))
-    pattern = _number_pattern(groups)
-    pattern = pattern.replace("(^|", "(?:^|", 1).replace("($|", "(?:$|", 1)
-    pattern = pattern.replace("([0-9]{1,9})", "(?P<n>[0-9]{1,9})", 1)
-    found = pc.extract_regex(upper, pattern)
-    hit = np.flatnonzero(mask(found.is_valid()))
-    found = found.take(pa.array(hit))
-    prefix: pa.Array = pa.nulls(len(hit), pa.string())
-    for i, name in enumerate(prefixes):
-        prefix = pc.if_else(pc.not_equal(pc.struct_field(found, f"p{i}"), ""), name, prefix)
-    keys = pc.binary_join_element_wise(prefix, pc.struct_field(found, "n"), "-")
-    return pd.DataFrame(
-        {
-            "line": hit,
-            "key": pd.arrays.ArrowExtensionArray(keys),
-            "order": np.zeros(len(hit), dtype=np.int64),
-        }
-    )
-
-
-def _one_word_at_most(upper: pa.Array, aliases: Mapping[str, list[str]]) -> np.ndarray:
-    """Whether each text (upper case) holds at most one prefix word (the words are letters,
-    :func:`_separable`). Each word found starts at a letter that begins some word, a different
-    one each time: a text with at most one such letter holds at most one word, which plain
-    letter counts show. Only the other texts (few) are counted with the regex."""
-    words = [w for ws in aliases.values() for w in ws]
-    at_most_one = np.ones(len(upper), dtype=bool)
-    if upper.null_count:  # never for a dictionary's texts; the regex count says for nulls
-        unsure = np.arange(len(upper))
-    else:
-        starts = np.zeros(len(upper), dtype=np.int64)
-        for letter in sorted({w[0] for w in words}):
-            starts += np.asarray(pc.count_substring(upper, letter).to_numpy(zero_copy_only=False))
-        unsure = np.flatnonzero(starts > 1)
-    if len(unsure):
-        pattern = _alternatives(sorted(words, key=len)[::-1])
-        counts = pc.count_substring_regex(upper.take(pa.array(unsure)), pattern)
-        at_most_one[unsure] = mask(pc.less_equal(counts, 1))
-    return at_most_one
-
-
 def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFrame:
     """Every number found: ``line`` (index into ``texts``), ``order`` (position), ``key``.
 
@@ -231,11 +151,22 @@ def find_numbers(texts: pa.Array, aliases: Mapping[str, list[str]]) -> pd.DataFr
     if not _separable(aliases):
         return marked_numbers(texts, aliases)
     upper = pc.utf8_upper(texts)
-    single = _one_word_at_most(upper, aliases) & ~mask(pc.match_substring(upper, MARK))
+    plain = plain_numbers(upper, aliases)
+    # A text that is a number written plainly (nearly every reference) is a prefix word, a
+    # separator and digits: one word and no mark, so its words are not counted.
+    counted = np.arange(len(texts)) if plain is None else np.flatnonzero(~plain[0])
+    single = np.ones(len(texts), dtype=bool)
+    if len(counted):
+        some = upper if len(counted) == len(texts) else upper.take(pa.array(counted))
+        single[counted] = _one_word_at_most(some, aliases) & ~mask(pc.match_substring(some, MARK))
     simple, rest = np.flatnonzero(single), np.flatnonzero(~single)
     frames = []
     if len(simple):
-        found = _single_numbers(upper.take(pa.array(simple)), aliases)
+        every = len(simple) == len(texts)
+        of_simple = None if plain is None else (plain[0][simple], plain[1])
+        found = _single_numbers(
+            upper if every else upper.take(pa.array(simple)), aliases, of_simple
+        )
         found["line"] = simple[found["line"].to_numpy(dtype=np.int64)]
         frames.append(found)
     if len(rest):
@@ -292,9 +223,10 @@ def _empty() -> pd.DataFrame:
 
 
 def _per_value(
-    values: pa.Array, aliases: Mapping[str, list[str]], references: Iterable[str]
-) -> pd.DataFrame:
-    """Numbers and references in each distinct text (``line`` is the value's index here)."""
+    values: pa.Array, aliases: Mapping[str, list[str]], references: list[str]
+) -> pd.DataFrame | None:
+    """Numbers and references in each distinct text (``line`` is the value's index here); None
+    when there are none (no empty frame made: most payers name nothing)."""
     frames = []
     words = "|".join(re.escape(w).replace("\\ ", r"\s+") for ws in aliases.values() for w in ws)
     # A number is a prefix word and digits: only texts with both are searched (the words
@@ -314,9 +246,10 @@ def _per_value(
         numbers = find_numbers(values.take(pa.array(with_digit)), aliases)
         numbers["line"] = with_digit[numbers["line"].to_numpy(dtype=np.int64)]
         frames.append(numbers)
-    frames.append(find_client_references(values, references))
+    if references:  # (without any, an empty frame: not made, as it would be left out)
+        frames.append(find_client_references(values, references))
     found = [f for f in frames if not f.empty]
-    return pd.concat(found, ignore_index=True) if found else _empty()
+    return pd.concat(found, ignore_index=True) if found else None
 
 
 def _spread(
@@ -358,7 +291,7 @@ def references_by_line(
         texts = np.asarray(codes.indices.to_numpy(zero_copy_only=False))[chosen].astype(np.int64)
         used = np.flatnonzero(np.bincount(texts, minlength=len(codes.dictionary)))
         found = _per_value(codes.dictionary.take(pa.array(used)), aliases, refs)
-        if found.empty:
+        if found is None:
             continue
         found["line"] = used[found["line"].to_numpy(dtype=np.int64)]
         named = np.zeros(len(codes.dictionary), dtype=bool)

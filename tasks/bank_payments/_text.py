@@ -10,6 +10,8 @@ line endings turned into newlines.
 A statement can be a million lines, so a UTF-8 file (nearly all of them) is never turned into a
 Python string: its bytes go to Arrow's CSV reader as they are, which checks them as UTF-8 on the
 way; only a file that turns out not to be UTF-8 is decoded whole (:meth:`StatementText.recoded`).
+The bytes may be a numpy buffer (``_file_bytes``): only the start of the file is taken as
+``bytes`` then, and the whole file only on the rare paths (another encoding, a NUL, CR endings).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from tasks.bank_payments._errors import StatementRefused
+from tasks.bank_payments._file_bytes import Buffer, holds, prefix, whole
 from tasks.common.finance_files import InputFileError
 from tasks.common.finance_files.table import _decode as decode_finance_text
 
@@ -36,26 +39,28 @@ HEAD_BYTES = 256 * 1024
 
 @dataclass(frozen=True)
 class StatementText:
-    """A statement's content as UTF-8 bytes (no BOM, lines ending in ``\\n`` or ``\\r\\n``)."""
+    """A statement's content as UTF-8 bytes (no BOM, lines ending in ``\\n`` or ``\\r\\n``);
+    ``quotes`` is false only for content known to hold no quote mark (no need to look again)."""
 
-    data: bytes
+    data: Buffer
     encoding: str
     where: str
+    quotes: bool = True
 
     def head(self) -> str:
         """The start of the file as text (enough for detection), cut at a line end."""
-        chunk = self.data[:HEAD_BYTES]
+        chunk = prefix(self.data, HEAD_BYTES)
         if len(self.data) > HEAD_BYTES:
             chunk = chunk[: chunk.rfind(b"\n") + 1] or chunk
         return _lf(chunk.decode("utf-8", errors="replace"))
 
     def text(self) -> str:
         """The whole file as text (for the small labelled-record exports)."""
-        return _lf(self.data.decode("utf-8", errors="replace"))
+        return _lf(whole(self.data).decode("utf-8", errors="replace"))
 
     def recoded(self) -> StatementText:
         """The file decoded by the shared reader after Arrow found bytes that are not UTF-8."""
-        text, encoding = _shared_decode(self.data, self.where)
+        text, encoding = _shared_decode(whole(self.data), self.where)
         return StatementText(_lf(text).encode("utf-8"), encoding, self.where)
 
 
@@ -100,8 +105,8 @@ def _shared_decode(data: bytes, where: str) -> tuple[str, str]:
     return text.lstrip("\ufeff"), encoding
 
 
-def _head_is_utf8(data: bytes) -> bool:
-    chunk = data[:HEAD_BYTES]
+def _head_is_utf8(data: Buffer) -> bool:
+    chunk = prefix(data, HEAD_BYTES)
     if len(data) > HEAD_BYTES:
         chunk = chunk[: chunk.rfind(b"\n") + 1] or chunk[:-4]
     try:
@@ -111,15 +116,19 @@ def _head_is_utf8(data: bytes) -> bool:
     return True
 
 
-def statement_text(data: bytes, where: str) -> StatementText:
+def statement_text(data: Buffer, where: str) -> StatementText:
     """The file's content ready for reading (see the module docstring)."""
-    sniff_binary(data, where)
-    if not data[:65536].strip() and not data.strip():
+    head = prefix(data, 65536)
+    sniff_binary(head, where)
+    if not head.strip() and not whole(data).strip():
         raise StatementRefused(where, None, "is empty: no header and no statement lines")
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        text, encoding = _shared_decode(data, where)
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text, encoding = _shared_decode(whole(data), where)
         return StatementText(_lf(text).encode("utf-8"), encoding, where)
-    if b"\x00" in data:
+    # One look through the file for the three bytes that send it down another path.
+    nul, cr, quote = holds(data, b"\x00", b"\r", b'"')
+    if nul:
+        data = whole(data)
         decoded = _utf16_without_bom(data)
         if decoded is not None:
             return StatementText(_lf(decoded).encode("utf-8"), "utf-16 (no BOM)", where)
@@ -128,12 +137,14 @@ def statement_text(data: bytes, where: str) -> StatementText:
         raise StatementRefused(
             where, line, "contains a NUL byte: the file is damaged or binary, not a bank export"
         )
-    if data.startswith(codecs.BOM_UTF8):
-        return StatementText(_lf_bytes(data[len(codecs.BOM_UTF8) :]), "utf-8-sig", where)
+    if head.startswith(codecs.BOM_UTF8):
+        # An array's slice is a view: the file is not copied to leave out its three bytes.
+        body = data[len(codecs.BOM_UTF8) :]
+        return StatementText(_lf_bytes(body, cr), "utf-8-sig", where, quote)
     if not _head_is_utf8(data):
-        text, encoding = _shared_decode(data, where)
+        text, encoding = _shared_decode(whole(data), where)
         return StatementText(_lf(text).encode("utf-8"), encoding, where)
-    return StatementText(_lf_bytes(data), "utf-8", where)
+    return StatementText(_lf_bytes(data, cr), "utf-8", where, quote)
 
 
 def _lf(text: str) -> str:
@@ -144,15 +155,17 @@ def _lf(text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _lf_bytes(data: bytes) -> bytes:
-    if b"\r" not in data:
+def _lf_bytes(data: Buffer, cr: bool) -> Buffer:
+    """Line ends as ``\\n`` (``cr``: whether ``data`` holds a carriage return at all)."""
+    if not cr:
         return data
+    data = whole(data)
     if b"\n" not in data:
         return data.replace(b"\r", b"\n")
     return data.replace(b"\r\n", b"\n")
 
 
-def decode_statement(data: bytes, where: str) -> tuple[str, str]:
+def decode_statement(data: Buffer, where: str) -> tuple[str, str]:
     """The start of the file as text (newlines normalised) and its encoding."""
     prepared = statement_text(data, where)
     return prepared.head(), prepared.encoding

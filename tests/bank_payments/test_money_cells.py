@@ -61,3 +61,23 @@ def test_more_whole_digits_than_the_careful_path_takes_are_not_read_fast() -> No
     assert careful.readable.tolist() == [True, True, False, False, False, False]
     assert fast.readable.tolist() == careful.readable.tolist()
     assert np.array_equal(fast.pennies[:2], careful.pennies[:2])
+
+
+def test_a_column_without_empty_cells_reads_as_the_careful_path() -> None:
+    """No empty cell (nearly every column): the fast path makes no mask of them, and asks which
+    cells are four characters or zero only where some may be."""
+    rng = random.Random(4)
+    edges = ["0.00", "-0.00", "5.00", "-5.00", "-1234567890123.45", "1234567890123.45"]
+    cells = [
+        rng.choice(["", "-"]) + str(rng.randint(0, 10 ** rng.randint(1, 9))) + f".{n % 100:02d}"
+        for n in range(20_000)
+    ]
+    for extra in ([], edges, ["-.50"], ["+.50"], ["12345678901234.56"], ["1.5"], ["x.00"]):
+        values = pa.array(cells + extra, pa.string())
+        fast, careful = parse_money(values), _careful(values, ".", ",")
+        assert np.array_equal(fast.pennies, careful.pennies)
+        assert np.array_equal(fast.readable, careful.readable)
+        assert np.array_equal(fast.empty, careful.empty)
+        assert np.array_equal(fast.negative_zero, careful.negative_zero)
+    assert _shaped(pa.array(cells + edges, pa.string())) is not None
+    assert _shaped(pa.array(cells + ["-.50"], pa.string())) is None

@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 import pytest
 
 from tasks.bank_payments._plain_numbers import plain_numbers
-from tasks.bank_payments._references import _extracted, _single_numbers, alias_table
+from tasks.bank_payments._references import alias_table
+from tasks.bank_payments._single_numbers import _extracted, _single_numbers
 
 PARTS = [
     *("INV", "INVOICE", "inv", "Invc", "PR", "PAYREQ", "CN", "CRN", "CREDITNOTE", "INVNO"),
