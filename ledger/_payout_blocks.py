@@ -82,8 +82,7 @@ def _normalised(items: Any) -> tuple[Any, Any]:
         elif column.null_count:
             raise LedgerError(f"payout items have an empty {field.name}")
         columns.append(column.cast(field.type))
-    ids = items.column("payout_id").combine_chunks().cast(pa.string()).dictionary_encode()
-    codes = np.asarray(ids.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    ids, codes = _payout_codes(items.column("payout_id").combine_chunks().cast(pa.string()))
     positions = np.asarray(columns[0].to_numpy(zero_copy_only=False), dtype=np.int64)
     step, moved = np.diff(codes), np.diff(positions)
     ordered = bool(np.all((step > 0) | (step == 0) & (moved > 0)))
@@ -91,17 +90,56 @@ def _normalised(items: Any) -> tuple[Any, Any]:
     if not ordered:
         order = pa.array(np.lexsort((positions, codes)))
         table, codes = table.take(order), codes[order.to_numpy()]
-    return (ids.dictionary.to_pylist(), codes), table.combine_chunks()
+    return (ids, codes), table.combine_chunks()
+
+
+def _payout_codes(payout_ids: Any) -> tuple[list[str], Any]:
+    """The distinct payout ids in order of first appearance and each item's number among them
+    (a dictionary encode's). Where each payout's items are one run (a report lists them so),
+    the runs are found by comparing neighbours, without hashing every item's id."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(payout_ids) > 1 and not payout_ids.null_count:
+        differs = pc.not_equal(payout_ids.slice(1), payout_ids.slice(0, len(payout_ids) - 1))
+        changed = np.asarray(differs.to_numpy(zero_copy_only=False), dtype=bool)
+        starts = np.flatnonzero(np.r_[True, changed])
+        heads = [str(i) for i in payout_ids.take(pa.array(starts)).to_pylist()]
+        if len(set(heads)) == len(heads):  # no payout in two runs: a run is a payout
+            sizes = np.diff(np.r_[starts, len(payout_ids)])
+            return heads, np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
+    encoded = payout_ids.dictionary_encode()
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return encoded.dictionary.to_pylist(), codes
+
+
+def _texts(table: Any) -> list[Any]:
+    """The block's columns as text, as the digest writes them: a position as its decimal digits
+    from a table of the few positions there are (a take, not a cast of every number)."""
+    import numpy as np
+    import pyarrow as pa
+
+    texts = []
+    for name in BLOCK_FIELDS:
+        column = table.column(name).combine_chunks()
+        if name == "position" and len(column):
+            values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
+            low, high = int(values.min()), int(values.max())
+            if low >= 0 and high < 4 * len(values):
+                digits = pa.array([str(n) for n in range(high + 1)], pa.string())
+                texts.append(digits.take(column))
+                continue
+        texts.append(column.cast(pa.string()))
+    return texts
 
 
 def _digests(table: Any, starts: Any, ends: Any) -> list[str]:
     """:func:`items_digest` of each slice of ``table`` (see the module docstring), by Arrow."""
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
-    texts = [table.column(n).cast(pa.string()) for n in BLOCK_FIELDS]
-    joined = pc.binary_join_element_wise(*texts, SEPARATOR).combine_chunks()
+    joined = pc.binary_join_element_wise(*_texts(table), SEPARATOR)
     buffers = joined.buffers()
     offsets = np.frombuffer(buffers[1], dtype=np.int32)[
         joined.offset : joined.offset + len(joined) + 1
@@ -128,28 +166,63 @@ def items_digest(rows: Sequence[Sequence[Any]]) -> str:
     return hashlib.sha256(b"".join(ends) + b"".join(texts)).hexdigest()
 
 
+class DigestedItems:
+    """A report's items normalised and digested per payout, each payout's block encoded only
+    when asked for: a payout the ledger keeps unchanged needs its digest, not its block (the
+    IPC write and the compression are most of the work)."""
+
+    def __init__(self, items: Any) -> None:
+        import numpy as np
+
+        (ids, codes), self._table = _normalised(items)
+        bounds = np.flatnonzero(np.diff(codes)) + 1
+        starts = np.concatenate([[0], bounds]).astype(np.int64)
+        ends = np.concatenate([bounds, [len(codes)]]).astype(np.int64)
+        if not len(codes):
+            starts = ends = np.zeros(0, dtype=np.int64)
+        digests = _digests(self._table, starts, ends)
+        self._slices: dict[str, tuple[int, int, str]] = {
+            str(ids[int(codes[start])]): (start, end, digest)
+            for start, end, digest in zip(starts.tolist(), ends.tolist(), digests, strict=True)
+        }
+
+    def payout_ids(self) -> list[str]:
+        return list(self._slices)
+
+    def count(self, payout_id: str) -> int:
+        """How many items the payout has (0: none given)."""
+        start, end, _ = self._slices.get(payout_id, (0, 0, ""))
+        return end - start
+
+    def digest(self, payout_id: str) -> str:
+        """The payout's :func:`items_digest` (of no items when none are given)."""
+        found = self._slices.get(payout_id)
+        return found[2] if found is not None else items_digest([])
+
+    def blocks(self, payout_ids: Iterable[str]) -> dict[str, Block]:
+        """The blocks of those payouts (:func:`empty_block` for one without items)."""
+        import pyarrow as pa
+
+        codec = pa.Codec("zstd")
+        batches = self._table.to_batches()  # one chunk per column: _normalised combined them
+        found: dict[str, Block] = {}
+        for payout_id in payout_ids:
+            if payout_id not in self._slices:
+                found[payout_id] = empty_block()
+                continue
+            start, end, digest = self._slices[payout_id]
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, self._table.schema) as writer:
+                writer.write_batch(batches[0].slice(start, end - start))
+            data = codec.compress(sink.getvalue(), asbytes=True)
+            found[payout_id] = Block(data, digest, end - start)
+        return found
+
+
 def encode_blocks(items: Any) -> dict[str, Block]:
     """Each payout's block of ``items`` (an Arrow table with the columns of ``ITEM_FIELDS``)."""
-    import numpy as np
-    import pyarrow as pa
-
-    (ids, codes), table = _normalised(items)
-    if not len(codes):
-        return {}
-    bounds = np.flatnonzero(np.diff(codes)) + 1
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [len(codes)]])
-    digests = _digests(table, starts, ends)
-    codec = pa.Codec("zstd")
-    (batch,) = table.to_batches()  # one chunk per column: _normalised combined them
-    found: dict[str, Block] = {}
-    for start, end, digest in zip(starts.tolist(), ends.tolist(), digests, strict=True):
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_batch(batch.slice(start, end - start))
-        data = codec.compress(sink.getvalue(), asbytes=True)
-        found[str(ids[int(codes[start])])] = Block(data, digest, end - start)
-    return found
+    digested = DigestedItems(items)
+    return digested.blocks(digested.payout_ids())
 
 
 def empty_block() -> Block:

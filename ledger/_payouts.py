@@ -18,7 +18,7 @@ from sqlalchemy import Connection, func, select
 
 from ledger._base import upsert
 from ledger._payout_bank import BATCH, PayoutBankMixin
-from ledger._payout_blocks import FORMAT, Block, decode_blocks, empty_block, encode_blocks
+from ledger._payout_blocks import FORMAT, Block, DigestedItems, decode_blocks
 from ledger._payout_models import PAYOUT_FIELDS, PAYOUTS
 from ledger.errors import LedgerError
 from ledger.payouts import PayoutRecord, PayoutStored
@@ -39,12 +39,12 @@ class PayoutsMixin(PayoutBankMixin):
         has them replaced. The items' digest is the ledger's (each record's ``items_digest`` is
         not read). One transaction: a crash, or a payout whose ``item_count`` is not its number
         of items, keeps the ledger as it was."""
-        blocks = encode_blocks(items)
-        unknown = sorted(set(blocks) - {p.payout_id for p in payouts})
+        digested = DigestedItems(items)
+        unknown = sorted(set(digested.payout_ids()) - {p.payout_id for p in payouts})
         if unknown:
             raise LedgerError(f"payout items name payout(s) the report lacks: {unknown[:5]}")
         for payout in payouts:
-            count = blocks[payout.payout_id].count if payout.payout_id in blocks else 0
+            count = digested.count(payout.payout_id)
             if count != payout.item_count:
                 raise LedgerError(
                     f"payout {payout.payout_id}: {payout.item_count} item(s) said, {count} given"
@@ -52,7 +52,6 @@ class PayoutsMixin(PayoutBankMixin):
         now = self._now()
         with self._begin() as connection:
             known = self._kept(connection, biller, [p.payout_id for p in payouts])
-            chosen = {p.payout_id: blocks.get(p.payout_id) or empty_block() for p in payouts}
             fresh = [p for p in payouts if p.payout_id not in known]
             # Changed: other items, or the same items under another reference, arrival date or
             # amount (a corrected export); the checks read the payout as the ledger keeps it.
@@ -60,8 +59,11 @@ class PayoutsMixin(PayoutBankMixin):
                 p
                 for p in payouts
                 if p.payout_id in known
-                and known[p.payout_id] != _seen(p, chosen[p.payout_id].digest)
+                and known[p.payout_id] != _seen(p, digested.digest(p.payout_id))
             ]
+            # Only the payouts written are encoded: a rerun of a report kept already digests
+            # its items and compresses none.
+            chosen = digested.blocks(p.payout_id for p in fresh + changed)
             rows = [_payout_row(biller, p, chosen[p.payout_id], now) for p in fresh + changed]
             updates = [*PAYOUT_FIELDS[1:], "items_format", "items_block", "updated_at"]
             for start in range(0, len(rows), BATCH):

@@ -260,10 +260,12 @@ def _taken_back(
     # payout ids' runs (``_runs``), not by a hash of every item's payout id.
     wanted = sorted(set(hits["payout_id"].astype(str)))
     first = first_rows(history["payout_id"])
-    references, days = history["reference"], history["arrival_date"]
+    at = [first[payout_id] for payout_id in wanted]  # one take of each column, not a look-up
+    references = history["reference"].iloc[at].tolist()
+    days = history["arrival_date"].iloc[at].tolist()
     heads = {
-        payout_id: (str(references.iat[first[payout_id]]), days.iat[first[payout_id]])
-        for payout_id in wanted
+        payout_id: (str(reference), day)
+        for payout_id, reference, day in zip(wanted, references, days, strict=True)
     }
     rows = row_ranges(items["payout_id"])  # payout: the ranges of its items' positions in items
     positions = items["position"].to_numpy(dtype=np.int64)

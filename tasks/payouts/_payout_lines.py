@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from tasks.common.arrow_text import mask
 from tasks.payouts._items import Problem, contiguous
 from tasks.payouts._profiles import DEDUCTION, DOCUMENTS
+from tasks.payouts._text import empty_cells
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def inconsistent(
                 )
             )
     documents = [n for n in DOCUMENTS if n in names]
-    nothing = np.logical_and.reduce([mask(pc.equal(columns[n], "")) for n in documents])
+    nothing = np.logical_and.reduce([empty_cells(columns[n]) for n in documents])
     for row in np.flatnonzero(nothing)[:20]:
         reason = "names no invoice, payment request or payment"
         problems.append(Problem(_line(columns, row), "", "", reason))

@@ -19,7 +19,7 @@ import csv
 import hashlib
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tasks.common.arrow_text import mask
+from ledger.payouts import ITEM_FIELDS
 from tasks.common.finance_files import InputFileError, LoadedTable, load_table
 from tasks.payouts._items import (
     DATE,
@@ -50,6 +50,7 @@ from tasks.payouts._profiles import (
     ReportProfile,
     available_report_profiles,
 )
+from tasks.payouts._text import empty_cells
 from tasks.payouts._values import dates_column, distinct, pennies_column
 
 HEAD_BYTES = 64 * 1024
@@ -79,6 +80,10 @@ class PayoutReport:
     # them already; a payment paid out by two payouts is among them, so the reconciliation looks
     # at these instead of hashing a year of payment ids again (``_scope.paid_out_twice``).
     repeated_payments: RepeatedPayments | None = None
+    # The items as the ledger keeps them (``ledger.payouts.ITEM_FIELDS``), from the Arrow
+    # columns the frame was built from (None: made from the frame when needed): keeping the
+    # report converts no frame back to Arrow.
+    ledger_items: pa.Table | None = field(default=None, compare=False, repr=False)
 
     @property
     def first_day(self) -> object:
@@ -98,14 +103,14 @@ def read_payout_report(
     if isinstance(loaded, str):  # a header and no payouts: an export of a period without any
         empty = empty_items()
         return PayoutReport(str(path), loaded, chosen.name, empty, payouts_of(empty), NO_REPEATS)
-    items, problems, grouped, repeated = _items(loaded, chosen)
+    (items, kept), problems, grouped, repeated = _items(loaded, chosen)
     if problems:
         problems.sort(key=lambda p: p.line)
         first = problems[0]
         more = f" ({len(problems) - 1} more problem(s) in the file)" if len(problems) > 1 else ""
         raise PayoutReportRefused(str(path), f"{first}{more}; nothing was kept", problems)
     payouts = payouts_of(items, grouped=grouped)
-    return PayoutReport(str(path), loaded.sha256, chosen.name, items, payouts, repeated)
+    return PayoutReport(str(path), loaded.sha256, chosen.name, items, payouts, repeated, kept)
 
 
 def is_payout_report(path: Path) -> str | None:
@@ -166,9 +171,11 @@ def _ranked(path: Path, candidates: list[ReportProfile]) -> list[ReportProfile]:
 
 def _items(
     loaded: LoadedTable, profile: ReportProfile
-) -> tuple[pd.DataFrame, list[Problem], tuple[np.ndarray, np.ndarray], RepeatedPayments]:
-    """The items frame, the problems found, :func:`payout_codes` of its lines, and the payment
-    ids on more than one line."""
+) -> tuple[
+    tuple[pd.DataFrame, pa.Table], list[Problem], tuple[np.ndarray, np.ndarray], RepeatedPayments
+]:
+    """The items frame and the same items as the ledger keeps them, the problems found,
+    :func:`payout_codes` of its lines, and the payment ids on more than one line."""
     table = loaded.table
     names = table.column_names
     lines = np.asarray(table.lines.to_numpy(), dtype=np.int64)
@@ -197,8 +204,10 @@ def _items(
     if not problems:
         problems += inconsistent(columns, names, codes, firsts, payments)
     frame = pa.table(columns).to_pandas(types_mapper={pa.date32(): DATE}.get)
-    frame["position"] = positions_within(codes, firsts)
-    return frame, problems, (codes, firsts), payments.repeated()
+    frame["position"] = positions = positions_within(codes, firsts)
+    named = {"position": pa.array(positions), "amount_pennies": columns["amount"]}
+    kept = pa.table({n: named[n] if n in named else columns[n] for n in ITEM_FIELDS})
+    return (frame, kept), problems, (codes, firsts), payments.repeated()
 
 
 def _shape_problems(loaded: LoadedTable, lines: np.ndarray) -> list[Problem]:
@@ -210,7 +219,7 @@ def _shape_problems(loaded: LoadedTable, lines: np.ndarray) -> list[Problem]:
         Problem(int(lines[i]), "", "", f"has more cells than the header's {width}") for i in wide
     ]
     for name in ("payout_id", "arrival_date", "payout_amount", "item_amount"):
-        empty = np.flatnonzero(mask(pc.equal(table.value(name), "")))
+        empty = np.flatnonzero(empty_cells(table.value(name)))
         problems += [
             Problem(int(lines[i]), table.column_names[name], "", "is empty") for i in empty
         ]

@@ -43,7 +43,8 @@ from tasks.payouts.settings import PayoutSettings
 def keep_report(ledger: Ledger, biller_id: str, report: PayoutReport) -> PayoutStored:
     """Keep the report's payouts and items (a payout seen before with the same items: kept)."""
     payouts = records(report.payouts, report.sha256)
-    return ledger.record_payout_report(biller_id, payouts, ledger_items(report.items))
+    items = report.ledger_items if report.ledger_items is not None else ledger_items(report.items)
+    return ledger.record_payout_report(biller_id, payouts, items)
 
 
 BankCredits = tuple[list[PayoutCredit], BankCoverage | None]

@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from ledger._payout_blocks import encode_blocks
 from tasks.payouts import PayoutReportRefused, read_payout_report
 from tasks.payouts._balance import Balance
 from tasks.payouts._check_items import _text_column
@@ -22,6 +23,7 @@ from tasks.payouts._items import (
     DATE,
     arrow_payout_codes,
     contiguous,
+    ledger_items,
     payout_codes,
     payouts_of,
     positions_within,
@@ -154,6 +156,30 @@ def test_a_payment_paid_out_by_two_payouts_is_found_from_the_repeated_ids(tmp_pa
     assert paid_out_twice(items, among=repeated.ids) == expected
     assert paid_out_twice(items, among=repeated.ids, lines=repeated.lines) == expected
     assert paid_out_twice(items, among=frozenset()) == {}
+
+
+@pytest.mark.parametrize("order", ["grouped", "interleaved"])
+def test_the_items_kept_from_the_reports_columns_are_those_of_its_frame(
+    tmp_path: Path, order: str
+) -> None:
+    """Keeping a report hands the ledger the Arrow columns its frame was built from: the same
+    items, digested and encoded alike, as the frame converted back to Arrow."""
+    rows = [
+        "po-1,REF-1,2027-03-01,7.00,PAYMENT,INV-9,PR-1,pay-1,Oak Joinery,10.00",
+        "po-1,REF-1,2027-03-01,7.00,DEDUCTION,,PR-7,pay-7,Café Ñ,-3.00",
+        "po-2,REF-2,2027-03-02,5.00,PAYMENT,,PR-2,,A,5.00",
+    ]
+    if order == "interleaved":
+        rows = [rows[0], rows[2], rows[1]]
+    report = _report(tmp_path, rows)
+    kept = report.ledger_items  # type: ignore[attr-defined]
+    from_frame = ledger_items(report.items)  # type: ignore[attr-defined]
+    assert kept is not None and kept.column_names == from_frame.column_names
+    for name in kept.column_names:
+        assert kept.column(name).to_pylist() == from_frame.column(name).to_pylist(), name
+    found, expected = encode_blocks(kept), encode_blocks(from_frame)
+    assert found.keys() == expected.keys()
+    assert all(found[k] == expected[k] for k in expected)
 
 
 @pytest.mark.parametrize("second", ["PAYMENT", "DEDUCTION"])

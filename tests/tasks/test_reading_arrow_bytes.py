@@ -77,10 +77,10 @@ def test_arrow_on_the_files_bytes_reads_what_the_csv_module_reads(
     "body",
     [
         b"Acme Ltd;1;x;R1;;\rBeta;2;y;R2;;\r\n",  # a lone CR ends a line
-        b"Acme Ltd;1;x;R1;;\r\n\r\nBeta;2;y;R2;;\r\n",  # a blank line Arrow would skip
         b'Acme Ltd;1;"x; y";R1;;\r\n',  # a quote
+        b"Acme Ltd;1;x;R1;;\r\n \r\nBeta;2;y;R2;;\r\n",  # a line of one cell, not blank
     ],
-    ids=["lone-cr", "blank-line", "quoted"],
+    ids=["lone-cr", "quoted", "one-cell"],
 )
 def test_what_arrow_cannot_read_exactly_goes_row_by_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: bytes
@@ -154,3 +154,31 @@ def test_a_lone_carriage_return_past_the_head_goes_row_by_row(
 
     assert used == [False]
     assert fast.rows == careful.rows
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"Acme Ltd;1;x;R1;;\r\n\r\nBeta;2;y;R2;;\r\n",  # inside
+        b"\r\nAcme Ltd;1;x;R1;;\r\nBeta;2;y;R2;;\r\n",  # right after the header
+        b"Acme Ltd;1;x;R1;;\r\nBeta;2;y;R2;;\r\n\r\n\r\n",  # at the end
+        b"Acme Ltd;1;x;R1;;\n\n\nBeta;2;y;R2;;",  # LF lines, several, the last unended
+        b";;;;;\r\nAcme Ltd;1;x;R1;;\r\n",  # a row of empty cells
+    ],
+    ids=["inside", "after-header", "at-the-end", "lf-several", "empty-cells"],
+)
+def test_blank_lines_are_read_by_arrow_as_the_csv_module_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: bytes
+) -> None:
+    """Arrow keeps a blank line as a row of empty cells (no line count needed to find the lines
+    it would skip), and the blank rows go as the csv module's empty records go: the same rows
+    on the same lines."""
+    path = tmp_path / "f.csv"
+    path.write_bytes(";".join(HEADER).encode() + b"\r\n" + body)
+
+    fast, careful, used = _read_both(path, monkeypatch)
+
+    assert used == [True]
+    assert fast.rows == careful.rows
+    assert [row.line for row in fast.rows] == [row.line for row in careful.rows]
+    assert fast.table.widths.to_pylist() == careful.table.widths.to_pylist()

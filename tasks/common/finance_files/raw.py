@@ -62,7 +62,7 @@ class RawTable:
             if position is None:
                 self._trimmed[canonical] = pa.repeat("", len(self))
             else:
-                self._trimmed[canonical] = pc.utf8_trim_whitespace(self.cell(position))
+                self._trimmed[canonical] = trimmed(self.cell(position))
         return self._trimmed[canonical]
 
     def row(self, index: int) -> InputRow:
@@ -123,6 +123,31 @@ def _maybe_blank(values: pa.Array) -> pa.Array:
     first = np.zeros(len(values), dtype=np.uint8)  # 0 for an empty value (or a null)
     first[filled] = body[ends[:-1][filled]]
     return pa.array(np.flatnonzero(np.isin(first, _BLANK_FIRST_BYTES)))
+
+
+def trimmed(values: pa.Array) -> pa.Array:
+    """``utf8_trim_whitespace`` of ``values``; the values themselves, not a copy of every text,
+    when none can start or end with whitespace (a column as exports write it)."""
+    if values.type == pa.string() and not _edge_may_be_space(values):
+        return values
+    return pc.utf8_trim_whitespace(values)
+
+
+def _edge_may_be_space(values: pa.Array) -> bool:
+    """Whether a value's first or last byte may belong to whitespace: an ASCII control byte or
+    space (0-32, what the kernel trims of ASCII is among them) or any byte of a non-ASCII
+    character (127 and up: U+00A0, U+2003 and the like; any such text is left to the kernel).
+    Read from each value's first and last byte, by numpy views of the buffers."""
+    ends, body = string_parts(values)
+    if not len(body):
+        return False  # every value empty
+    filled = ends[1:] > ends[:-1]
+    # An empty value's bytes are clipped to a neighbour's, and it is masked out below.
+    first = body.take(ends[:-1], mode="clip")
+    last = body.take(ends[1:] - 1, mode="clip")
+    # ``b - 33`` wraps below 33 (uint8): one comparison finds 0-32 and 127-255 alike.
+    edge = ((first - 33) >= 94) | ((last - 33) >= 94)
+    return bool(np.any(edge & filled))
 
 
 def concatenated(parts: Sequence[pa.Array], kind: pa.DataType) -> pa.Array:
