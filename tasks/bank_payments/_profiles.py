@@ -5,7 +5,10 @@ user's go in ``$BILLOPS_HOME/bank-profiles/``, or one is named with ``--profile 
 which header cells identify the layout, where each field is (by column name or 1-based position),
 the date formats, the decimal and thousands marks, how money is signed (one signed column, or
 separate money-in and money-out columns), the encoding, and how many lines may come before the
-header or after the data. Each shipped profile says where its layout came from.
+header or after the data. ``footer_patterns`` are regular expressions for lines after the data
+that are not rows of the table (another number of cells, such as midata's "Arranged overdraft
+limit;03/11/2026;+£0.00;"): such a line is left out, not refused. Each shipped profile says
+where its layout came from.
 
 Dates: ``date_formats`` are ``strptime`` formats, tried in order (a file uses one of them); a
 two-digit year (``%y``, ``%D``) is refused, as everywhere in billops (``docs/conventions.md §3``:
@@ -82,6 +85,7 @@ class Profile(BaseModel):
     preamble_lines: int = Field(default=0, ge=0, le=50)
     preamble_patterns: list[str] = []
     footer_lines: int = Field(default=0, ge=0, le=50)
+    footer_patterns: list[str] = []
     shape: Shape | None = None
     columns: dict[str, ColumnRef] = {}
     labels: dict[str, str] = {}
@@ -157,6 +161,7 @@ class Profile(BaseModel):
         if not self.header and self.shape is None:
             raise ValueError("a profile without a header row needs a shape")
         patterns = [("preamble_patterns", p) for p in self.preamble_patterns]
+        patterns += [("footer_patterns", p) for p in self.footer_patterns]
         patterns += [(f"skip_rows_where.{k}", p) for k, p in self.skip_rows_where.items()]
         for key, pattern in patterns:
             try:

@@ -159,9 +159,14 @@ def _width(profile: Profile, header: tuple[str, ...], sample: list[str]) -> int:
     or an unquoted comma in an amount on a row whose last column is empty ("...,1,250.00,
     6250.00,INCOME,"). Taking the second for the first reads every row one cell to the left:
     the amount as £1.00. So the sample lines vote, and a line that looks like a split amount
-    votes for the header's width (its row is then refused naming the extra cell)."""
+    votes for the header's width (its row is then refused naming the extra cell).
+
+    The mirror case, Lloyds' header ending in a comma ("...,Balance,") over rows without one
+    (tests/data/bank/variants/SOURCES.md), is one cell less: the header's empty last cell
+    names no column, so rows one cell shorter are read as they are when most sample rows are."""
     width = len(header) if header else (profile.shape.columns if profile.shape else 0)
-    trailing = plain = 0
+    trailing = plain = short = 0
+    unnamed_last = bool(header) and not header[-1].strip()
     for line in sample:
         if not line.strip():
             continue
@@ -173,6 +178,10 @@ def _width(profile: Profile, header: tuple[str, ...], sample: list[str]) -> int:
                 trailing += 1
         elif len(cells) == width:
             plain += 1
+        elif unnamed_last and len(cells) == width - 1:
+            short += 1
+    if short > plain + trailing:
+        return width - 1
     return width + 1 if trailing > plain else width
 
 
@@ -207,9 +216,10 @@ def _csv(content: StatementText, detection: Detection, where: str) -> RawRows:
     elif len(numbers) < rows_seen:  # pragma: no cover - the reader saw a line we did not
         numbers = np.append(numbers, np.arange(rows_seen - len(numbers)) + numbers[-1] + 1)
     valid = np.ones(rows_seen, dtype=bool)
+    footer = [re.compile(p) for p in profile.footer_patterns]
     for number, row_text, expected, actual in invalid:
         valid[number - 1] = False
-        if row_text.strip():
+        if row_text.strip() and not any(p.search(row_text) for p in footer):
             bad.append(_cell_count_problem(int(numbers[number - 1]), row_text, expected, actual))
     columns: list[pa.Array | None] = [None] * width
     for position in used:

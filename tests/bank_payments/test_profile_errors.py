@@ -43,6 +43,11 @@ PROFILES = [
         BASE + COLUMNS + "preamble_patterns: ['(unclosed']\n",
         ("preamble_patterns: '(unclosed' is not a regular expression",),
     ),
+    (
+        "bad footer pattern",
+        BASE + COLUMNS + "footer_patterns: ['(unclosed']\n",
+        ("footer_patterns: '(unclosed' is not a regular expression",),
+    ),
     ("long delimiter", BASE + COLUMNS + "delimiter: ';;'\n", ("delimiter:", "one character")),
     ("bad name", BASE.replace("coop", "My Bank", 1) + COLUMNS, ("name:", "pattern")),
     ("not a number", BASE + COLUMNS + "preamble_lines: lots\n", ("preamble_lines:", "integer")),

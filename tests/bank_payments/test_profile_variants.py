@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tasks.bank_payments import (
+    StatementRefused,
     UnknownLayout,
     detect_layout,
     load_profile,
@@ -202,16 +203,6 @@ def test_barclays_net_two_digit_year_export_is_refused_not_misread() -> None:
         read_statement(VARIANTS / "barclays_net_two_digit_years.csv", today=TODAY)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Lloyds writes a trailing comma after the header's last name ('...,Balance,') but not "
-        "after the data rows: the header has 9 cells, the rows 8, and every row is refused. "
-        "Needs tasks/bank_payments/_raw.py _width(): when the header's last cell is empty and "
-        "the sample rows have len(header) - 1 cells, read len(header) - 1 columns (the mirror "
-        "of NatWest's trailing comma on the rows)."
-    ),
-)
 def test_lloyds_header_with_a_trailing_comma_reads_rows_without_one() -> None:
     statement = read_statement(VARIANTS / "lloyds_2015_header_trailing_comma.csv", today=TODAY)
     assert statement.profile.name == "lloyds"
@@ -221,17 +212,6 @@ def test_lloyds_header_with_a_trailing_comma_reads_rows_without_one() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Newer Barclays memos are '<payee padded to 18 or more>\\t<reference> <code>': the "
-        "fixed 18+18 memo_slots cut the reference after 36 characters ('SBS00001/123456'). "
-        "Needs tasks/bank_payments/_normalise.py _payer_reference(): where the memo has a tab, "
-        "payer = text before the first tab, reference = text after it (slots only for memos "
-        "without a tab). Changes the line keys of such lines (_keys.KEY_PARTS has payer and "
-        "reference), so it needs a key migration or a key version."
-    ),
-)
 def test_barclays_tab_memo_keeps_the_whole_reference() -> None:
     statement = read_statement(VARIANTS / "barclays_2024_tab_memo.csv", today=TODAY)
     rows = {row["line"]: row for row in statement.lines.to_pylist()}
@@ -264,21 +244,10 @@ MIDATA_PROFILE = (
     "name: midata_semicolon\nbank: Santander UK (midata)\nsource: test\ndelimiter: ';'\n"
     "signature: [Date, Type, Merchant/Description, Debit/Credit, Balance]\n"
     "columns: {date: Date, type: Type, text: Merchant/Description, amount: Debit/Credit, "
-    "balance: Balance}\n"
+    "balance: Balance}\nfooter_patterns: ['^Arranged overdraft limit']\n"
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "A midata file ends with a blank line and 'Arranged overdraft limit;<date>;+£0.00;', "
-        "a row with fewer cells than the header, which is refused as a bad line even with "
-        "footer_lines (footer_lines drops only well-formed rows). Needs an end-of-data rule "
-        "in tasks/bank_payments/_raw.py (e.g. a profile key footer_patterns: rows matching "
-        "it, and everything after the first blank line that follows data when "
-        "stop_at_blank_line is set, are skipped, not refused)."
-    ),
-)
 def test_santander_midata_is_read_by_a_profile_with_its_layout(tmp_path: Path) -> None:
     (tmp_path / "midata.yaml").write_text(MIDATA_PROFILE, encoding="utf-8")
     profile = load_profile(tmp_path / "midata.yaml")
@@ -292,17 +261,19 @@ def test_santander_midata_is_read_by_a_profile_with_its_layout(tmp_path: Path) -
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "No shipped profile reads midata (Santander writes it with ';', HSBC with ','; "
-        "'Date;Type;Merchant/Description;Debit/Credit;Balance;', £ signs, +/- amounts). "
-        "Needs the footer rule above in _raw.py, then shipped profiles santander_midata "
-        "(delimiter ';') and hsbc_midata (','), each with a fixture row in "
-        "tests/bank_payments/test_profiles.py CASES (that test requires one per profile)."
-    ),
-)
 def test_santander_midata_is_detected_by_a_shipped_profile() -> None:
     statement = read_statement(VARIANTS / "santander_midata_cp1252.csv", today=TODAY)
     assert "Santander" in statement.profile.bank
     assert statement.count == 2
+
+
+def test_a_footer_pattern_leaves_out_only_the_lines_it_matches(tmp_path: Path) -> None:
+    """The overdraft-limit line is left out; a short line the pattern does not match is still
+    refused, naming its line."""
+    data = (VARIANTS / "santander_midata_cp1252.csv").read_bytes()
+    broken = tmp_path / "midata.csv"
+    broken.write_bytes(data.replace(b"\r\n\r\n", b"\r\nTOTAL;9\r\n\r\n"))
+    with pytest.raises(StatementRefused) as refused:
+        read_statement(broken, today=TODAY)
+    assert refused.value.line == 4
+    assert "cells" in str(refused.value)

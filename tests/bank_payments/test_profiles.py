@@ -55,6 +55,13 @@ CASES = [
         (2, date(2026, 11, 4), "480.00", "Northwind", "INVOICE 43"),
     ),
     ("xero_template.csv", "xero_template", 2, (3, date(2026, 11, 3), "-45.60", "Shell", "")),
+    (
+        "santander_midata.csv",
+        "santander_midata",
+        3,
+        (3, date(2026, 11, 3), "1250.00", "ACME SERVICES", "INV-0042"),
+    ),
+    ("hsbc_midata.csv", "hsbc_midata", 2, (2, date(2026, 11, 4), "1250.00", "ACME", "INV-0042")),
 ]
 
 
