@@ -36,6 +36,9 @@ class RawRows:
     header: list[str]
     lines: np.ndarray
     bad: list[BadLine] = field(default_factory=list)
+    # Set when the cells were read from a re-decoded file (a byte that is not UTF-8 past the
+    # start the encoding was judged from): the encoding the file was read in after all.
+    encoding: str | None = None
 
     def column(self, ref: str | int, strip: str = "") -> pa.Array | None:
         """A column by header name (compared as headers are) or 1-based position; None for a
@@ -90,7 +93,10 @@ def read_rows(content: StatementText, detection: Detection, where: str) -> RawRo
     except pa.ArrowInvalid as exc:
         if _NOT_UTF8 not in str(exc) or content.encoding != "utf-8":
             raise StatementRefused(where, None, f"is not readable as CSV ({exc})") from exc
-    return _csv(content.recoded(), detection, where)
+    recoded = content.recoded()
+    raw = _csv(recoded, detection, where)
+    raw.encoding = recoded.encoding
+    return raw
 
 
 def _offset_after(data: Buffer, lines: int) -> int:

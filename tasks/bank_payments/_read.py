@@ -104,7 +104,7 @@ def read_statement_bytes(
         sha256=hashlib.sha256(view(data)).hexdigest(),
         profile=detection.profile,
         detection=detection.reason,
-        encoding=content.encoding,
+        encoding=raw.encoding or content.encoding,
         lines=table,
         bad_lines=bad,
         skipped=skipped,
