@@ -28,6 +28,7 @@ from tasks.bank_payments._kernels import (
     parse_money,
     per_value,
 )
+from tasks.bank_payments._memo import empty_text, payer_reference
 from tasks.bank_payments._profiles import Profile, normalise_header
 from tasks.bank_payments._raw import RawRows
 from tasks.bank_payments._statement import SCHEMA, SkippedLine
@@ -62,7 +63,7 @@ class _Lines:
 
     def text(self, name: str) -> pa.Array:
         found = self.field(name)
-        return found if found is not None else _empty_text(self.n)
+        return found if found is not None else empty_text(self.n)
 
     def open(self) -> np.ndarray:
         """Rows with no reason and not skipped yet."""
@@ -83,12 +84,6 @@ class _Lines:
         for index in np.flatnonzero(fresh):
             self.skips[int(index)] = why(int(index))
         self.skipped |= fresh
-
-
-def _empty_text(n: int) -> pa.Array:
-    return pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(n, dtype=np.int32)), pa.array([""], pa.string()), safe=False
-    )
 
 
 def _required(lines: _Lines, name: str, where: str, *, in_runs: bool = False) -> pa.Array:
@@ -158,10 +153,42 @@ def _amounts(lines: _Lines, where: str) -> np.ndarray:
         lines.refuse(both, "both money in and money out are filled in")
         lines.refuse(no_credit & no_debit, "neither money in nor money out is filled in")
         return np.where(no_credit, 0, np.abs(credit)) - np.where(no_debit, 0, np.abs(debit))
+    if profile.sign == "direction":
+        return _directed(lines, where)
     column = _raw_money(lines, "amount", where)
     amount, empty = _money(lines, column, "amount")
     lines.refuse(empty, "the amount is empty")
     return -amount if profile.sign == "inverted" else amount
+
+
+def _directed(lines: _Lines, where: str) -> np.ndarray:
+    """Unsigned amounts signed by the line's direction (Wise's transaction history: IN takes
+    the money received, OUT the money sent); a line of another direction is refused."""
+    profile = lines.profile
+    direction = per_value(
+        lines.text("direction"), lambda v: pc.utf8_upper(pc.utf8_trim_whitespace(v))
+    )
+
+    def among(words: list[str]) -> np.ndarray:
+        wanted = pa.array([word.upper() for word in words], pa.string())
+        return mask(per_value(direction, lambda v: pc.is_in(v, wanted)))
+
+    is_in, is_out = among(profile.credit_directions), among(profile.debit_directions)
+    credit, no_credit = _money(lines, _raw_money(lines, "credit", where), "money in")
+    debit, no_debit = _money(lines, _raw_money(lines, "debit", where), "money out")
+    ins, outs = ", ".join(profile.credit_directions), ", ".join(profile.debit_directions)
+    lines.refuse(
+        ~is_in & ~is_out,
+        lambda i: (
+            f"direction {direction[i].as_py()!r} is neither money in ({ins}) nor money out ({outs})"
+        ),
+    )
+    lines.refuse(is_in & no_credit | is_out & no_debit, "the amount is empty")
+    lines.refuse(
+        is_in & (credit < 0) | is_out & (debit < 0),
+        "the amount has a sign where the direction gives it",
+    )
+    return np.where(is_in, credit, 0) - np.where(is_out, debit, 0)
 
 
 def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
@@ -295,48 +322,11 @@ def _account(lines: _Lines) -> pa.Array:
     strip = lines.profile.header_strip
     parts = [c for c in (lines.raw.column(r, strip) for r in refs) if c is not None]
     if not parts:
-        return _empty_text(lines.n)
+        return empty_text(lines.n)
     if len(parts) == 1:
         return per_value(parts[0], clean_text)
     joined = pc.binary_join_element_wise(*(clean_text(p) for p in parts), " ")
     return encoded(joined)
-
-
-def _payer_reference(lines: _Lines, text: pa.Array | None) -> tuple[pa.Array, pa.Array]:
-    """Payer and reference: their own columns, else the bank's fixed slots of the description
-    (Barclays' memo), else the description itself."""
-    payer, reference = lines.field("payer"), lines.field("reference")
-    slots = lines.profile.memo_slots
-    if slots and payer is None and text is not None:
-        width = slots.get("payer", 18)
-        ref_width = slots.get("reference", 18)
-        payer = per_value(
-            text,
-            lambda v: _tab_or_slot(v, r"\t.*", pc.utf8_slice_codeunits(v, 0, width)),
-        )
-        if reference is None:
-            reference = per_value(
-                text,
-                lambda v: _tab_or_slot(
-                    v, r"^[^\t]*\t", pc.utf8_slice_codeunits(v, width, width + ref_width)
-                ),
-            )
-    fallback = text if text is not None else _empty_text(lines.n)
-    return (payer if payer is not None else fallback), (
-        reference if reference is not None else fallback
-    )
-
-
-def _tab_or_slot(values: pa.Array, cut: str, slot: pa.Array) -> pa.Array:
-    """A memo's part: where the memo has a tab, what is left once ``cut`` (a pattern for the
-    other side of the first tab) is taken out; else its fixed ``slot``. Barclays' newer memos
-    are the payee padded to 18 or more characters, a tab, then the reference and a code
-    (tests/data/bank/variants/SOURCES.md): slots cut such a reference short ("SBS00001/123456"
-    of "SBS00001/123456789"). The lines' keys hold payer and reference, so those of a tabbed
-    memo differ from what earlier builds made (README, "Matching": line keys)."""
-    tabbed = pc.match_substring(values, "\t")
-    rest = pc.replace_substring_regex(values, cut, "", max_replacements=1)
-    return pc.utf8_trim_whitespace(pc.if_else(tabbed, rest, slot))
 
 
 def _balance(lines: _Lines) -> pa.Array:
@@ -369,7 +359,7 @@ def normalise(
     dates = _dates(lines, today, where)
     amount = _amounts(lines, where)
     description = lines.field("text")
-    payer, reference = _payer_reference(lines, description)
+    payer, reference = payer_reference(lines, description)
     txn = lines.field("id")
     table = pa.table(
         {
@@ -379,9 +369,9 @@ def normalise(
             "amount": pa.array(amount, pa.int64()),
             "payer": payer,
             "reference": reference,
-            "text": description if description is not None else _empty_text(lines.n),
+            "text": description if description is not None else empty_text(lines.n),
             "type": lines.text("type"),
-            "txn_id": txn if txn is not None else _empty_text(lines.n),
+            "txn_id": txn if txn is not None else empty_text(lines.n),
             "balance": _balance(lines),
         },
         schema=SCHEMA,

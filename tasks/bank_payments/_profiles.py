@@ -4,11 +4,13 @@ A profile is a small YAML file (the shipped ones are in ``profiles/`` beside thi
 user's go in ``$BILLOPS_HOME/bank-profiles/``, or one is named with ``--profile FILE``). It says
 which header cells identify the layout, where each field is (by column name or 1-based position),
 the date formats, the decimal and thousands marks, how money is signed (one signed column, or
-separate money-in and money-out columns), the encoding, and how many lines may come before the
-header or after the data. ``footer_patterns`` are regular expressions for lines after the data
-that are not rows of the table (another number of cells, such as midata's "Arranged overdraft
-limit;03/11/2026;+£0.00;"): such a line is left out, not refused. Each shipped profile says
-where its layout came from.
+separate money-in and money-out columns, or unsigned amounts with a direction column: ``sign:
+direction`` reads ``credit`` on lines whose ``direction`` is one of ``credit_directions`` and
+``debit`` as money out on those of ``debit_directions``), the encoding, and how many lines may
+come before the header or after the data. ``footer_patterns`` are regular expressions for
+lines after the data that are not rows of the table (another number of cells, such as
+midata's "Arranged overdraft limit;03/11/2026;+£0.00;"): such a line is left out, not
+refused. Each shipped profile says where its layout came from.
 
 Dates: ``date_formats`` are ``strptime`` formats, tried in order (a file uses one of them); a
 two-digit year (``%y``, ``%D``) is refused, as everywhere in billops (``docs/conventions.md §3``:
@@ -48,6 +50,7 @@ FIELDS = (
     "account",
     "currency",
     "state",
+    "direction",
 )
 ColumnRef = str | int | list[str | int]
 
@@ -94,7 +97,9 @@ class Profile(BaseModel):
     date_zone: str | None = None
     decimal: str = "."
     thousands: str | None = ","
-    sign: Literal["signed", "inverted", "in_out"] = "signed"
+    sign: Literal["signed", "inverted", "in_out", "direction"] = "signed"
+    credit_directions: list[str] = []
+    debit_directions: list[str] = []
     currency: str = "GBP"
     account_currency_suffix: bool = False
     skip_rows_where: dict[str, str] = {}
@@ -152,10 +157,18 @@ class Profile(BaseModel):
             return
         if "date" not in self.columns:
             raise ValueError("columns.date is required")
-        money = {"amount"} if self.sign != "in_out" else {"credit", "debit"}
+        money = {
+            "in_out": {"credit", "debit"},
+            "direction": {"credit", "debit", "direction"},
+        }.get(self.sign, {"amount"})
         missing = sorted(money - set(self.columns))
         if missing:
             raise ValueError(f"sign {self.sign!r} needs columns {missing}")
+        if self.sign == "direction" and not (self.credit_directions and self.debit_directions):
+            raise ValueError(
+                "sign 'direction' needs credit_directions and debit_directions (the direction "
+                "column's words for money in and money out, such as [IN] and [OUT])"
+            )
         if self.header and not self.signature:
             raise ValueError("a profile with a header row needs a signature (its header cells)")
         if not self.header and self.shape is None:

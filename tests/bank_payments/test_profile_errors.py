@@ -53,6 +53,11 @@ PROFILES = [
     ("not a number", BASE + COLUMNS + "preamble_lines: lots\n", ("preamble_lines:", "integer")),
     ("too many lines", BASE + COLUMNS + "footer_lines: 5000\n", ("footer_lines:", "50")),
     ("bad sign", BASE + COLUMNS + "sign: backwards\n", ("sign:", "'signed'")),
+    (
+        "direction without its words",
+        BASE + "columns: {date: Date, credit: In, debit: Out, direction: Way}\nsign: direction\n",
+        ("needs credit_directions and debit_directions",),
+    ),
 ]
 
 

@@ -219,18 +219,6 @@ def test_barclays_tab_memo_keeps_the_whole_reference() -> None:
     assert rows[2]["reference"].startswith("ON 05 NOV")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Wise's 'transaction history' export has unsigned amounts and a Direction column "
-        "(IN/OUT). Needs a sign mode in tasks/bank_payments/_profiles.py and _normalise.py "
-        "_amounts(): sign: direction with direction column and credit values [IN], then a "
-        "wise_business_history profile (Status COMPLETED booked, date 'Finished on' "
-        "%Y-%m-%d %H:%M:%S, amount 'Target amount (after fees)' for IN, 'Source amount "
-        "(after fees)' for OUT, payer 'Source name', reference 'Reference') and its fixture "
-        "in test_profiles.py CASES."
-    ),
-)
 def test_wise_transaction_history_export_is_read_with_signs_from_direction() -> None:
     statement = read_statement(VARIANTS / "wise_business_transaction_history.csv", today=TODAY)
     assert statement.profile.bank == "Wise Business"
@@ -277,3 +265,23 @@ def test_a_footer_pattern_leaves_out_only_the_lines_it_matches(tmp_path: Path) -
         read_statement(broken, today=TODAY)
     assert refused.value.line == 4
     assert "cells" in str(refused.value)
+
+
+def test_a_direction_that_is_neither_in_nor_out_is_refused_naming_it(tmp_path: Path) -> None:
+    data = (VARIANTS / "wise_business_transaction_history.csv").read_text(encoding="utf-8")
+    path = tmp_path / "history.csv"
+    path.write_text(data.replace(",OUT,", ",SIDEWAYS,"), encoding="utf-8")
+    with pytest.raises(StatementRefused) as refused:
+        read_statement(path, today=TODAY)
+    assert refused.value.line == 3
+    assert "'SIDEWAYS' is neither money in (IN) nor money out (OUT)" in str(refused.value)
+
+
+def test_a_signed_amount_under_a_direction_is_refused(tmp_path: Path) -> None:
+    data = (VARIANTS / "wise_business_transaction_history.csv").read_text(encoding="utf-8")
+    path = tmp_path / "history.csv"
+    path.write_text(data.replace("Widget Co Ltd,12.50,GBP", "Widget Co Ltd,-12.50,GBP"), "utf-8")
+    with pytest.raises(StatementRefused) as refused:
+        read_statement(path, today=TODAY)
+    assert refused.value.line == 3
+    assert "sign where the direction gives it" in str(refused.value)

@@ -62,6 +62,12 @@ CASES = [
         (3, date(2026, 11, 3), "1250.00", "ACME SERVICES", "INV-0042"),
     ),
     ("hsbc_midata.csv", "hsbc_midata", 2, (2, date(2026, 11, 4), "1250.00", "ACME", "INV-0042")),
+    (
+        "wise_business_history.csv",
+        "wise_business_history",
+        2,
+        (2, date(2026, 11, 4), "1250.00", "Acme", "INV-0042"),
+    ),
 ]
 
 
