@@ -267,21 +267,22 @@ def test_a_footer_pattern_leaves_out_only_the_lines_it_matches(tmp_path: Path) -
     assert "cells" in str(refused.value)
 
 
-def test_a_direction_that_is_neither_in_nor_out_is_refused_naming_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        ((",OUT,", ",SIDEWAYS,"), "'SIDEWAYS' is neither money in (IN) nor money out (OUT)"),
+        (("Ltd,12.50,GBP", "Ltd,-12.50,GBP"), "sign where the direction gives it"),
+    ],
+    ids=["unknown direction", "signed amount"],
+)
+def test_a_line_the_direction_cannot_sign_is_refused_naming_it(
+    tmp_path: Path, edit: tuple[str, str], why: str
+) -> None:
     data = (VARIANTS / "wise_business_transaction_history.csv").read_text(encoding="utf-8")
+    assert edit[0] in data
     path = tmp_path / "history.csv"
-    path.write_text(data.replace(",OUT,", ",SIDEWAYS,"), encoding="utf-8")
+    path.write_text(data.replace(*edit), encoding="utf-8")
     with pytest.raises(StatementRefused) as refused:
         read_statement(path, today=TODAY)
     assert refused.value.line == 3
-    assert "'SIDEWAYS' is neither money in (IN) nor money out (OUT)" in str(refused.value)
-
-
-def test_a_signed_amount_under_a_direction_is_refused(tmp_path: Path) -> None:
-    data = (VARIANTS / "wise_business_transaction_history.csv").read_text(encoding="utf-8")
-    path = tmp_path / "history.csv"
-    path.write_text(data.replace("Widget Co Ltd,12.50,GBP", "Widget Co Ltd,-12.50,GBP"), "utf-8")
-    with pytest.raises(StatementRefused) as refused:
-        read_statement(path, today=TODAY)
-    assert refused.value.line == 3
-    assert "sign where the direction gives it" in str(refused.value)
+    assert why in str(refused.value)
