@@ -6,7 +6,11 @@ A worker killed after its refresh request reached the service and before the ans
 has spent the token and received nothing. The journal's intent survives the kill; the next
 worker's refresh is refused with ``invalid_grant`` and its ``ReauthorizationRequired`` names that
 intent's process ("... started by pid P ... never finished"). The soak accepts a lost credential
-only when the process so named is one the soak killed; anything else is a regression.
+when the process so named is one the soak killed. That line is written by the next worker, and
+the chaos may take that worker too before its log reaches the API (logs are sent in batches):
+then the night's own record that an attempt of the biller crashed because the soak killed its
+process ("<block>: attempt N crashed: its process (host:PID) is gone", written by the parent,
+which the soak never kills) is the evidence. A dead token with neither is a regression.
 """
 
 from __future__ import annotations
@@ -31,6 +35,24 @@ def unfinished_refresh_pids(block: str) -> set[int]:
         + r"\(rotation \d+\) was refused with invalid_grant.*?started by pid (\d+) "
         + r".*?never finished",
         re.DOTALL,
+    )
+    pids: set[int] = set()
+    with get_client(sync_client=True) as client:
+        offset = 0
+        while batch := client.read_logs(limit=200, offset=offset):
+            for log in batch:
+                pids.update(int(pid) for pid in pattern.findall(log.message))
+            offset += len(batch)
+    return pids
+
+
+def crashed_attempt_pids(block: str) -> set[int]:
+    """The processes the current Prefect API's logs name as running an attempt of ``block``
+    that crashed because its process was gone (``tasks/nightly/children.py``)."""
+    from prefect.client.orchestration import get_client
+
+    pattern = re.compile(
+        re.escape(f"{block}: attempt ") + r"\d+ crashed: its process \([^()]*?:(\d+)\) is gone"
     )
     pids: set[int] = set()
     with get_client(sync_client=True) as client:
