@@ -28,32 +28,30 @@ _STORY_WORDS = ("refresh", "rotation", "journal", "Reauthoriz", "invalid_grant",
 def unfinished_refresh_pids(block: str) -> set[int]:
     """The processes the current Prefect API's logs name as having started a refresh of
     ``block`` that never finished (the reason of a ``ReauthorizationRequired``)."""
-    from prefect.client.orchestration import get_client
-
-    pattern = re.compile(
-        re.escape(f"the refresh token of {block} ")
-        + r"\(rotation \d+\) was refused with invalid_grant.*?started by pid (\d+) "
-        + r".*?never finished",
-        re.DOTALL,
+    return _pids_in_logs(
+        re.compile(
+            re.escape(f"the refresh token of {block} ")
+            + r"\(rotation \d+\) was refused with invalid_grant.*?started by pid (\d+) "
+            + r".*?never finished",
+            re.DOTALL,
+        )
     )
-    pids: set[int] = set()
-    with get_client(sync_client=True) as client:
-        offset = 0
-        while batch := client.read_logs(limit=200, offset=offset):
-            for log in batch:
-                pids.update(int(pid) for pid in pattern.findall(log.message))
-            offset += len(batch)
-    return pids
 
 
 def crashed_attempt_pids(block: str) -> set[int]:
     """The processes the current Prefect API's logs name as running an attempt of ``block``
     that crashed because its process was gone (``tasks/nightly/children.py``)."""
+    return _pids_in_logs(
+        re.compile(
+            re.escape(f"{block}: attempt ") + r"\d+ crashed: its process \([^()]*?:(\d+)\) is gone"
+        )
+    )
+
+
+def _pids_in_logs(pattern: re.Pattern[str]) -> set[int]:
+    """The process ids ``pattern``'s group finds in every log the current Prefect API holds."""
     from prefect.client.orchestration import get_client
 
-    pattern = re.compile(
-        re.escape(f"{block}: attempt ") + r"\d+ crashed: its process \([^()]*?:(\d+)\) is gone"
-    )
     pids: set[int] = set()
     with get_client(sync_client=True) as client:
         offset = 0
