@@ -1,16 +1,19 @@
 """A report's items digested by Arrow as the module docstring defines the digest (the Python
-definition, :func:`items_digest`), whatever the order of the items, the numbering of the
-payouts (one run each, or interleaved) and the range of the positions; and a payout kept
-unchanged is digested, never encoded again."""
+definition, :func:`items_digest`, itself checked against bytes written out by hand), whatever the
+order of the items, the numbering of the payouts (one run each, or interleaved) and the range of
+the positions; a change of any one field, or of where one text ends and the next begins, changes
+it; and a payout kept unchanged is digested, never encoded again."""
 
 from __future__ import annotations
 
 import random
+import struct
 from datetime import date
 from typing import Any
 
 import pyarrow as pa
 import pytest
+import xxhash
 
 from ledger import Ledger
 from ledger import _payout_blocks as blocks_module
@@ -70,6 +73,48 @@ def test_each_payouts_digest_is_the_documented_one(name: str) -> None:
     }
     back = decode_blocks([(pid, blocks_module.FORMAT, b.data) for pid, b in encoded.items()])
     assert sorted(map(tuple, zip(*back.to_pydict().values(), strict=True))) == sorted(rows)
+
+
+def _text_column(*values: str) -> bytes:
+    """A text column as the docstring writes it: end offsets from 0 (int32), then the bytes."""
+    ends = [len("".join(values[: n + 1]).encode()) for n in range(len(values))]
+    return struct.pack(f"<{len(values)}i", *ends) + "".join(values).encode()
+
+
+def test_the_digest_is_xxh3_128_over_the_columns_as_documented() -> None:
+    items = [
+        (0, "PAYMENT", 1250, "pay-1", "INV-1", "PR-1", "", "", "Café", ""),
+        (1, "DEDUCTION", -5, "pay-2", "", "PR-2", "inv_9", "", "Oak", "late"),
+    ]
+    by_hand = xxhash.xxh3_128()
+    by_hand.update(struct.pack("<2i", 0, 1))  # position: int32
+    by_hand.update(_text_column("PAYMENT", "DEDUCTION"))
+    by_hand.update(struct.pack("<2q", 1250, -5))  # amount_pennies: int64
+    for column in list(zip(*items, strict=True))[3:]:
+        by_hand.update(_text_column(*column))
+
+    assert items_digest(items) == f"xxh3-128:{by_hand.hexdigest()}"
+    assert DigestedItems(items_table([("p", *row) for row in items])).digest("p") == (
+        items_digest(items)
+    )
+    assert items_digest([]) == f"xxh3-128:{xxhash.xxh3_128().hexdigest()}"
+
+
+def test_any_changed_field_or_boundary_changes_the_digest() -> None:
+    base = [
+        (0, "PAYMENT", 100, "pay-1", "ab", "PR-1", "", "", "Oak", ""),
+        (1, "PAYMENT", 200, "pay-2", "c", "PR-2", "", "", "Café Ñ", ""),
+    ]
+    seen = {items_digest(base)}
+    for row in range(2):
+        for field in range(len(base[0])):
+            edited = [list(item) for item in base]
+            value = edited[row][field]
+            edited[row][field] = value + 1 if isinstance(value, int) else f"{value}z"
+            seen.add(items_digest([tuple(item) for item in edited]))
+    # The same bytes in a column, split elsewhere between two items: "ab","c" → "a","bc".
+    seen.add(items_digest([(*base[0][:4], "a", *base[0][5:]), (*base[1][:4], "bc", *base[1][5:])]))
+    assert len(seen) == 1 + 2 * len(base[0]) + 1
 
 
 def test_blocks_are_encoded_only_for_the_payouts_written(
