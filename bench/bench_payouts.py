@@ -3,7 +3,8 @@
 billops' side is what ``reconcile-payouts`` does with the two downloads (bench/payout_fixtures.py:
 252 payouts, 201,600 payout items with late failures deducted, a 100,000-line statement): read
 the payout report through its layout and check every cell; read the statement with the bank
-profiles, classify it and key its lines; keep payouts, items, credits and results in a fresh
+profiles as the flow does (every line checked as the bank import checks it, the credits'
+texts read and the payout credits classified and keyed: ``read_statement_credits``); keep payouts, items, credits and results in a fresh
 SQLite ledger; run the three checks; roll the year up per day and month; write the
 reconciliation, exceptions, journal and roll-up CSVs and draw the picture. The service's answer (the
 payment requests the items name) is given as the frame the client's paged fetch would build:
@@ -80,7 +81,7 @@ def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
     import PIL.PpmImagePlugin  # noqa: F401
 
     from ledger import Ledger
-    from tasks.bank_payments import classify, line_keys, read_statement
+    from tasks.bank_payments import read_statement_credits
     from tasks.payouts import read_payout_report
     from tasks.payouts._chart import draw_balance
     from tasks.payouts._journal import journal_lines
@@ -88,7 +89,7 @@ def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
     from tasks.payouts._scope import choose_period, gather
     from tasks.payouts.report import report_files, summary_markdown, write_reports, write_rollup
     from tasks.payouts.settings import PayoutSettings
-    from tasks.payouts.steps import keep_report, keep_results, remember_bank_credits
+    from tasks.payouts.steps import bank_credits, keep_bank_credits, keep_report, keep_results
 
     documents = pd.read_pickle(folder / "documents.pkl")
     ledger = Ledger(f"sqlite:///{work / 'ledger.db'}")
@@ -102,9 +103,8 @@ def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
 
     report = read_payout_report(folder / "payouts.csv")
     lap("read report")
-    statement = read_statement(folder / "statement.csv")
-    classes, keys = classify(statement.lines), line_keys(statement.lines)
-    remember_bank_credits(ledger, "b", statement.lines, classes, keys, statement.sha256)
+    statement = read_statement_credits(folder / "statement.csv")
+    keep_bank_credits(ledger, "b", bank_credits(statement))
     lap("read statement")
     keep_report(ledger, "b", report)
     lap("keep report")

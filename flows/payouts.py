@@ -14,13 +14,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State
 
-from tasks.bank_payments import (
-    StatementRefused,
-    UnknownLayout,
-    classify,
-    line_keys,
-    read_statement,
-)
+from tasks.bank_payments import StatementRefused, UnknownLayout, read_statement_credits
 from tasks.bank_payments.settings import load_settings as load_bank_settings
 from tasks.common.outcome import end_run
 from tasks.common.session import open_biller
@@ -52,9 +46,9 @@ def read_bank_credits(block: str, path: Path, latest: date | None) -> BankCredit
     A line dated after today is refused as future-dated, as the bank import does; "today" is the
     payout report's last day or the period's end when later (a sandbox's clock may run ahead)."""
     today = datetime.now(LONDON).date()
-    statement = read_statement(path, today=max(today, latest) if latest else today)
-    classes = classify(statement.lines, load_bank_settings(block).classify)
-    return bank_credits(statement.lines, classes, line_keys(statement.lines), statement.sha256)
+    # Every line checked as the bank import checks it; only the credits classified and keyed.
+    statement = read_statement_credits(path, today=max(today, latest) if latest else today)
+    return bank_credits(statement, load_bank_settings(block).classify)
 
 
 @flow(name="reconcile-payouts", log_prints=False)

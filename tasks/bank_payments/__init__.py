@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from tasks.bank_payments._classify import ClassifyRules, classify
     from tasks.bank_payments._errors import BadLine, StatementRefused, UnknownLayout
     from tasks.bank_payments._keys import line_keys
+    from tasks.bank_payments._payouts import (
+        StatementCredits,
+        payout_lines,
+        read_statement_credits,
+    )
     from tasks.bank_payments._profiles import (
         Profile,
         ProfileError,
@@ -41,6 +46,7 @@ __all__ = [
     "ProfileError",
     "SkippedLine",
     "Statement",
+    "StatementCredits",
     "StatementRefused",
     "UnknownLayout",
     "available_profiles",
@@ -49,9 +55,11 @@ __all__ = [
     "find_profile",
     "line_keys",
     "load_profile",
+    "payout_lines",
     "pounds",
     "read_statement",
     "read_statement_bytes",
+    "read_statement_credits",
     "user_profile_folder",
 ]
 
@@ -64,6 +72,7 @@ _HOMES = {
     "ProfileError": "_profiles",
     "SkippedLine": "_statement",
     "Statement": "_statement",
+    "StatementCredits": "_payouts",
     "StatementRefused": "_errors",
     "UnknownLayout": "_errors",
     "available_profiles": "_profiles",
@@ -72,9 +81,11 @@ _HOMES = {
     "find_profile": "_profiles",
     "line_keys": "_keys",
     "load_profile": "_profiles",
+    "payout_lines": "_payouts",
     "pounds": "_statement",
     "read_statement": "_read",
     "read_statement_bytes": "_read",
+    "read_statement_credits": "_payouts",
     "user_profile_folder": "_profiles",
 }
 

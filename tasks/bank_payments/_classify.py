@@ -131,6 +131,45 @@ def _hits(
     return by_line
 
 
+def payout_hits(
+    payer: pa.Array | pa.ChunkedArray,
+    reference: pa.Array | pa.ChunkedArray,
+    text: pa.Array | pa.ChunkedArray,
+    rules: ClassifyRules | None = None,
+) -> np.ndarray:
+    """Per line, whether a payout pattern matches its payer, reference or description: the
+    credits among such lines are the ones :func:`classify` calls ``provider_payout``, whatever
+    else matches them. For the payout job, which keeps those credits only (``_payouts``):
+    the other patterns are not run. The texts may be plain (each pattern over every line's
+    text) or dictionary-encoded (over each distinct text)."""
+    rules = rules or ClassifyRules()
+    # A pattern that is not a regular expression fails :func:`classify` (Arrow's error), the
+    # other patterns' too: each is compiled here, in the order it runs there, to fail alike.
+    every = (rules.payout_payers, rules.payout_references, rules.other_credit_text)
+    for pattern in (*every, rules.other_credit_types):
+        pc.match_substring_regex(_ONE_TEXT, pattern, ignore_case=True)
+    found = _matching(payer, [rules.payout_payers, rules.payout_references])
+    found |= _matching(reference, [rules.payout_references])
+    found |= _matching(text, [rules.payout_references])
+    return found
+
+
+_ONE_TEXT = pa.array([""], pa.string())
+
+
+def _matching(values: pa.Array | pa.ChunkedArray, patterns: list[str]) -> np.ndarray:
+    """Per line, whether one of ``patterns`` matches its text (not for a line without one)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    texts = values.dictionary if isinstance(values, pa.DictionaryArray) else values
+    found = np.zeros(len(texts), dtype=bool)
+    for pattern in patterns:
+        found |= mask(pc.match_substring_regex(texts, pattern, ignore_case=True))
+    if not isinstance(values, pa.DictionaryArray):
+        return found
+    return mask(pc.take(pa.array(found), values.indices))
+
+
 def class_codes(classes: pa.Array) -> np.ndarray:
     """The index into :data:`CLASSES` of each line's class."""
     codes = encoded(classes)

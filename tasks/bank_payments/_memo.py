@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from tasks.bank_payments._kernels import per_value
 
 if TYPE_CHECKING:
-    from tasks.bank_payments._normalise import _Lines as Lines
+    from tasks.bank_payments._lines import Lines
 
 
 def empty_text(n: int) -> pa.Array:

@@ -22,12 +22,12 @@ from tasks.bank_payments._kernels import (
     amount_problem,
     clean_text,
     encoded,
-    encoded_by_runs,
     mask,
     parse_dates,
     parse_money,
     per_value,
 )
+from tasks.bank_payments._lines import Lines
 from tasks.bank_payments._memo import empty_text, payer_reference
 from tasks.bank_payments._profiles import Profile, normalise_header
 from tasks.bank_payments._raw import RawRows
@@ -38,62 +38,14 @@ _FOOTER_WORDS = re.compile(r"(?i)total|balance|closing|opening|end of|count|numb
 _TWO_DIGIT_YEAR = re.compile(r"^\d{1,2}([-/. ])(?:\d{1,2}|[A-Za-z]{3,9})\1\d{2}(?:[ T]\d.*)?$")
 
 
-class _Lines:
-    """The rows being normalised: their cells, line numbers and the reasons found so far.
-
-    Reasons are kept only for the rows that have one (a few, in a good file)."""
-
-    def __init__(self, raw: RawRows, profile: Profile) -> None:
-        self.raw = raw
-        self.profile = profile
-        self.n = len(raw.lines)
-        self.refused = np.zeros(self.n, dtype=bool)
-        self.skipped = np.zeros(self.n, dtype=bool)
-        self.reasons: dict[int, str] = {}
-        self.skips: dict[int, str] = {}
-
-    def field(self, name: str, *, in_runs: bool = False) -> pa.Array | None:
-        """The field's cells, cleaned, dictionary-encoded (None when the file has no column);
-        ``in_runs`` for a field whose equal cells come together (:func:`encoded_by_runs`)."""
-        for ref in self.profile.column_names(name):
-            column = self.raw.column(ref, self.profile.header_strip)
-            if column is not None:
-                return per_value(encoded_by_runs(column) if in_runs else column, clean_text)
-        return None
-
-    def text(self, name: str) -> pa.Array:
-        found = self.field(name)
-        return found if found is not None else empty_text(self.n)
-
-    def open(self) -> np.ndarray:
-        """Rows with no reason and not skipped yet."""
-        return ~(self.refused | self.skipped)
-
-    def refuse(self, where: np.ndarray, why: str | Callable[[int], str]) -> None:
-        """Give the rows in ``where`` that have none yet a reason (text, or one per row)."""
-        where = np.asarray(where, dtype=bool)
-        if not where.any():  # nearly always, in a good file: no per-line masks to combine
-            return
-        fresh = where & self.open()
-        for index in np.flatnonzero(fresh):
-            self.reasons[int(index)] = why if isinstance(why, str) else why(int(index))
-        self.refused |= fresh
-
-    def skip(self, where: np.ndarray, why: Callable[[int], str]) -> None:
-        fresh = np.asarray(where, dtype=bool) & ~self.skipped
-        for index in np.flatnonzero(fresh):
-            self.skips[int(index)] = why(int(index))
-        self.skipped |= fresh
-
-
-def _required(lines: _Lines, name: str, where: str, *, in_runs: bool = False) -> pa.Array:
+def _required(lines: Lines, name: str, where: str, *, in_runs: bool = False) -> pa.Array:
     column = lines.field(name, in_runs=in_runs)
     if column is None:
         raise _no_column(lines, name, where)
     return column
 
 
-def _no_column(lines: _Lines, name: str, where: str) -> StatementRefused:
+def _no_column(lines: Lines, name: str, where: str) -> StatementRefused:
     wanted = " or ".join(repr(r) for r in lines.profile.column_names(name))
     return StatementRefused(
         where,
@@ -103,16 +55,15 @@ def _no_column(lines: _Lines, name: str, where: str) -> StatementRefused:
     )
 
 
-def _raw_money(lines: _Lines, name: str, where: str) -> pa.Array:
+def _raw_money(lines: Lines, name: str, where: str) -> pa.Array:
     """A money column's cells as the file has them (plain strings: amounts rarely repeat)."""
-    for ref in lines.profile.column_names(name):
-        column = lines.raw.column(ref, lines.profile.header_strip)
-        if column is not None:
-            return column
-    raise _no_column(lines, name, where)
+    column = lines.cells(name)
+    if column is None:
+        raise _no_column(lines, name, where)
+    return column
 
 
-def _money(lines: _Lines, column: pa.Array, label: str) -> tuple[np.ndarray, np.ndarray]:
+def _money(lines: Lines, column: pa.Array, label: str) -> tuple[np.ndarray, np.ndarray]:
     profile = lines.profile
     money = parse_money(column, decimal=profile.decimal, thousands=profile.thousands)
     unreadable = ~money.readable & ~money.empty
@@ -131,7 +82,7 @@ def _money(lines: _Lines, column: pa.Array, label: str) -> tuple[np.ndarray, np.
     return money.pennies, money.empty
 
 
-def _amounts(lines: _Lines, where: str) -> np.ndarray:
+def _amounts(lines: Lines, where: str) -> np.ndarray:
     profile = lines.profile
     if profile.sign == "in_out":
         credit_cells = _raw_money(lines, "credit", where)
@@ -161,7 +112,7 @@ def _amounts(lines: _Lines, where: str) -> np.ndarray:
     return -amount if profile.sign == "inverted" else amount
 
 
-def _directed(lines: _Lines, where: str) -> np.ndarray:
+def _directed(lines: Lines, where: str) -> np.ndarray:
     """Unsigned amounts signed by the line's direction (Wise's transaction history: IN takes
     the money received, OUT the money sent); a line of another direction is refused."""
     profile = lines.profile
@@ -191,7 +142,7 @@ def _directed(lines: _Lines, where: str) -> np.ndarray:
     return np.where(is_in, credit, 0) - np.where(is_out, debit, 0)
 
 
-def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
+def _dates(lines: Lines, today: date, where: str) -> pa.Array:
     column = encoded(_required(lines, "date", where, in_runs=True))  # files are in date order
     profile = lines.profile
     parsed, used_by_value = parse_dates(column.dictionary, profile.date_formats, profile.date_zone)
@@ -212,7 +163,7 @@ def _dates(lines: _Lines, today: date, where: str) -> pa.Array:
     return dates
 
 
-def _refuse_dates(lines: _Lines, column: pa.DictionaryArray, used_np: np.ndarray | None) -> None:
+def _refuse_dates(lines: Lines, column: pa.DictionaryArray, used_np: np.ndarray | None) -> None:
     """Refuse the lines whose date was not read, is unsure, or is in another format than most
     (``used_np``: each line's format as :func:`parse_dates` gives it; None when all are read in
     one format)."""
@@ -228,7 +179,7 @@ def _refuse_dates(lines: _Lines, column: pa.DictionaryArray, used_np: np.ndarray
             value = str(column[index].as_py())
             if normalise_header(value) == header_name:
                 return "the header row is repeated here (two exports pasted together?)"
-            if _FOOTER_WORDS.search(value) or _FOOTER_WORDS.search(_row_text(lines, index)):
+            if _FOOTER_WORDS.search(value) or _FOOTER_WORDS.search(lines.row_text(index)):
                 return (
                     f"looks like a footer or total row, not a transaction ({value!r}); a "
                     "profile with footer_lines skips such rows"
@@ -265,11 +216,7 @@ def _refuse_dates(lines: _Lines, column: pa.DictionaryArray, used_np: np.ndarray
             )
 
 
-def _row_text(lines: _Lines, index: int) -> str:
-    return " ".join(str(c[index].as_py()) for c in lines.raw.read())
-
-
-def _currency(lines: _Lines, account: pa.Array, where: str) -> None:
+def _currency(lines: Lines, account: pa.Array, where: str) -> None:
     profile = lines.profile
     wanted = profile.currency.upper()
     column = lines.field("currency")
@@ -294,7 +241,7 @@ def _currency(lines: _Lines, account: pa.Array, where: str) -> None:
     lines.refuse(other, lambda i: f"the line is in {upper[i].as_py()}, not {wanted}")
 
 
-def _skips(lines: _Lines) -> None:
+def _skips(lines: Lines) -> None:
     profile = lines.profile
     state = lines.field("state")
     if profile.booked_states and state is not None:
@@ -317,7 +264,7 @@ def _balance_row(column: pa.Array) -> Callable[[int], str]:
     return lambda index: f"a balance row, not a transaction ({column[index].as_py()})"
 
 
-def _account(lines: _Lines) -> pa.Array:
+def _account(lines: Lines) -> pa.Array:
     refs = lines.profile.column_names("account")
     strip = lines.profile.header_strip
     parts = [c for c in (lines.raw.column(r, strip) for r in refs) if c is not None]
@@ -329,7 +276,7 @@ def _account(lines: _Lines) -> pa.Array:
     return encoded(joined)
 
 
-def _balance(lines: _Lines) -> pa.Array:
+def _balance(lines: Lines) -> pa.Array:
     column = None
     for ref in lines.profile.column_names("balance"):
         column = lines.raw.column(ref, lines.profile.header_strip)
@@ -343,30 +290,59 @@ def _balance(lines: _Lines) -> pa.Array:
     return pa.array(money.pennies, pa.int64(), mask=missing if missing.any() else None)
 
 
+def checked(raw: RawRows, profile: Profile, *, today: date, where: str) -> Lines:
+    """Every line's checks (skipped rows, currency, date, amount), with the account, dates and
+    amounts read on the way: all that decides whether a line is usable, and why not. The other
+    text fields decide nothing, so a reader that needs them for a few lines only (the payout
+    job's ``_payouts``) takes them from here."""
+    if profile.footer_lines and len(raw.lines):
+        keep = np.arange(len(raw.lines)) < len(raw.lines) - profile.footer_lines
+        raw = raw.take(keep)
+    lines = Lines(raw, profile)
+    if lines.n == 0:
+        return lines
+    _skips(lines)
+    lines.account = _account(lines)
+    _currency(lines, lines.account, where)
+    lines.dates = _dates(lines, today, where)
+    lines.amount = _amounts(lines, where)
+    return lines
+
+
+def outcome(lines: Lines) -> tuple[list[BadLine], list[SkippedLine]]:
+    """The bad lines (the reader's with the checks', by line) and the skipped ones."""
+    raw = lines.raw
+    if lines.n == 0:  # the reader's, in the order it found them (a refusal names the first)
+        return list(raw.bad), []
+    bad = list(raw.bad)
+    for index, reason in lines.reasons.items():
+        bad.append(BadLine(int(raw.lines[index]), reason, lines.row_text(index)[:200]))
+    skipped = [
+        SkippedLine(int(raw.lines[index]), why)
+        for index, why in sorted(lines.skips.items())
+        if not lines.refused[index]
+    ]
+    bad.sort(key=lambda b: b.line)
+    return bad, skipped
+
+
 def normalise(
     raw: RawRows, profile: Profile, *, today: date, where: str
 ) -> tuple[pa.Table, list[BadLine], list[SkippedLine]]:
     """The statement table, the bad lines (with the reader's) and the skipped ones."""
-    if profile.footer_lines and len(raw.lines):
-        keep = np.arange(len(raw.lines)) < len(raw.lines) - profile.footer_lines
-        raw = raw.take(keep)
-    lines = _Lines(raw, profile)
+    lines = checked(raw, profile, today=today, where=where)
+    bad, skipped = outcome(lines)
     if lines.n == 0:
-        return SCHEMA.empty_table(), list(raw.bad), []
-    _skips(lines)
-    account = _account(lines)
-    _currency(lines, account, where)
-    dates = _dates(lines, today, where)
-    amount = _amounts(lines, where)
+        return SCHEMA.empty_table(), bad, skipped
     description = lines.field("text")
     payer, reference = payer_reference(lines, description)
     txn = lines.field("id")
     table = pa.table(
         {
-            "line": pa.array(raw.lines, pa.int64()),
-            "account": account,
-            "date": dates,
-            "amount": pa.array(amount, pa.int64()),
+            "line": pa.array(lines.raw.lines, pa.int64()),
+            "account": lines.account,
+            "date": lines.dates,
+            "amount": pa.array(lines.amount, pa.int64()),
             "payer": payer,
             "reference": reference,
             "text": description if description is not None else empty_text(lines.n),
@@ -377,13 +353,4 @@ def normalise(
         schema=SCHEMA,
     )
     usable = lines.open()
-    bad = list(raw.bad)
-    for index, reason in lines.reasons.items():
-        bad.append(BadLine(int(raw.lines[index]), reason, _row_text(lines, index)[:200]))
-    skipped = [
-        SkippedLine(int(raw.lines[index]), why)
-        for index, why in sorted(lines.skips.items())
-        if not lines.refused[index]
-    ]
-    bad.sort(key=lambda b: b.line)
     return (table if usable.all() else table.filter(pa.array(usable))), bad, skipped

@@ -41,12 +41,8 @@ def read_statement(
 ) -> Statement:
     """Read ``path`` (see the module docstring); :class:`StatementRefused` when it is refused."""
     where = str(path)
-    try:
-        data = read_file(path)
-    except OSError as exc:
-        raise StatementRefused(where, None, f"cannot be read ({exc.strerror or exc})") from exc
     return read_statement_bytes(
-        data,
+        file_bytes(path),
         where=where,
         profile=profile,
         profiles=profiles,
@@ -55,16 +51,25 @@ def read_statement(
     )
 
 
+def file_bytes(path: Path) -> Buffer:
+    """The file's bytes; :class:`StatementRefused` when it cannot be read."""
+    try:
+        return read_file(path)
+    except OSError as exc:
+        raise StatementRefused(str(path), None, f"cannot be read ({exc.strerror or exc})") from exc
+
+
 def detect_layout(
     data: Buffer, *, where: str, profiles: Sequence[Profile] | None = None
 ) -> tuple[Detection, str, str]:
     """Which profile matches the file's bytes, with the start of its text and its encoding."""
     content = statement_text(data, where)
-    detection = _detect(content, profiles)
+    detection = detect_content(content, profiles)
     return detection, content.head(), content.encoding
 
 
-def _detect(content: StatementText, profiles: Sequence[Profile] | None) -> Detection:
+def detect_content(content: StatementText, profiles: Sequence[Profile] | None) -> Detection:
+    """The profile of a statement's content, among ``profiles`` (None: every one available)."""
     known = profiles if profiles is not None else available_profiles()
     return detect(content.head(), known, content.where)
 
@@ -81,24 +86,12 @@ def read_statement_bytes(
     """:func:`read_statement` on bytes already in memory (``bytes``, or a numpy buffer of them:
     ``_file_bytes``)."""
     content = statement_text(data, where)
-    detection = _detect(content, [profile] if profile is not None else profiles)
+    detection = detect_content(content, [profile] if profile is not None else profiles)
     raw = read_rows(content, detection, where)
     table, bad, skipped = normalise(
         raw, detection.profile, today=today or london_today(), where=where
     )
-    if table.num_rows == 0 and not bad:
-        line = detection.header_line or None
-        raise StatementRefused(where, line, "has a header but no statement lines")
-    if bad and on_bad_lines == "reject_file":
-        first = bad[0]
-        more = (
-            f" ({len(bad) - 1} more bad line(s); on_bad_lines=skip reads the rest)"
-            if len(bad) > 1
-            else ""
-        )
-        raise StatementRefused(where, first.line, first.reason + more)
-    if table.num_rows == 0:
-        raise StatementRefused(where, bad[0].line, f"no usable line: {bad[0].reason}")
+    refuse_unusable(table.num_rows, bad, on_bad_lines, detection, where)
     statement = Statement(
         file=where,
         sha256=hashlib.sha256(view(data)).hexdigest(),
@@ -112,6 +105,26 @@ def read_statement_bytes(
     if detection.profile.balance_check:
         statement.balance_issues = balance_issues(statement)
     return statement
+
+
+def refuse_unusable(
+    usable: int, bad: list[BadLine], on_bad_lines: OnBadLines, detection: Detection, where: str
+) -> None:
+    """:class:`StatementRefused` for a file with no usable line, or with a bad line when bad
+    lines refuse the file (``usable``: how many lines are)."""
+    if usable == 0 and not bad:
+        line = detection.header_line or None
+        raise StatementRefused(where, line, "has a header but no statement lines")
+    if bad and on_bad_lines == "reject_file":
+        first = bad[0]
+        more = (
+            f" ({len(bad) - 1} more bad line(s); on_bad_lines=skip reads the rest)"
+            if len(bad) > 1
+            else ""
+        )
+        raise StatementRefused(where, first.line, first.reason + more)
+    if usable == 0:
+        raise StatementRefused(where, bad[0].line, f"no usable line: {bad[0].reason}")
 
 
 def balance_issues(statement: Statement) -> list[BadLine]:

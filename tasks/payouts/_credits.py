@@ -3,12 +3,16 @@
 A statement is read and classified by the bank-payments job (its profiles and its
 ``provider_payout`` class, so a biller's bank settings decide what a payout credit looks like);
 this module takes those lines and keeps what reconciliation needs: each credit's stable line key,
-booking date, amount, payer, reference and text, and the days the statement covered.
+booking date, amount, payer, reference and text, and the days the statement covered. The payout
+job's own run reads the statement for its credits only (:func:`statement_payout_credits`); the
+bank import, which classifies and keys every line anyway, hands its lines over
+(:func:`payout_credits`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,6 +22,9 @@ import pyarrow.compute as pc
 from ledger.payouts import BankCoverage, PayoutCredit
 from tasks.payouts._items import DATE
 from tasks.payouts._order import sort_stable
+
+if TYPE_CHECKING:
+    from tasks.bank_payments import ClassifyRules, StatementCredits
 
 PROVIDER_PAYOUT = "provider_payout"  # the bank-payments job's class of these credits
 CREDIT_COLUMNS = ("key", "booked_on", "amount", "payer", "reference", "text", "line")
@@ -38,10 +45,27 @@ def payout_credits(
     coverage = BankCoverage(sha256, days["min"], days["max"], lines.num_rows)
     is_payout = pc.equal(pc.cast(classes, pa.string()), PROVIDER_PAYOUT)
     chosen = pc.and_(is_payout, pc.greater(lines.column("amount"), 0))
-    picked = lines.filter(chosen)
-    picked_keys = pc.filter(keys, chosen).to_pylist()
+    picked = lines.filter(chosen).append_column("key", pc.filter(keys, chosen))
+    return _credits(picked, sha256), coverage
+
+
+def statement_payout_credits(
+    statement: StatementCredits, rules: ClassifyRules | None = None
+) -> tuple[list[PayoutCredit], BankCoverage]:
+    """:func:`payout_credits` of a statement read for its credits (the payout job's own
+    reading, ``tasks/bank_payments/_payouts.py``): the same credits and coverage, with the
+    bank settings' ``rules`` deciding what a payout credit looks like."""
+    # Loaded on use, as the bank-payments package loads its modules (its docstring says why).
+    from tasks.bank_payments import payout_lines
+
+    coverage = BankCoverage(statement.sha256, statement.first, statement.last, statement.count)
+    return _credits(payout_lines(statement, rules), statement.sha256), coverage
+
+
+def _credits(picked: pa.Table, sha256: str) -> list[PayoutCredit]:
+    """The credits of a statement's payout lines (its columns with each line's ``key``)."""
     columns = picked.select(["line", "date", "amount", "payer", "reference", "text"]).to_pydict()
-    credits = [
+    return [
         PayoutCredit(
             line_key=str(key),
             booked_on=columns["date"][i],
@@ -52,9 +76,8 @@ def payout_credits(
             file_sha256=sha256,
             line=int(columns["line"][i]),
         )
-        for i, key in enumerate(picked_keys)
+        for i, key in enumerate(picked.column("key").to_pylist())
     ]
-    return credits, coverage
 
 
 def credits_frame(credits: Sequence[PayoutCredit]) -> pd.DataFrame:
