@@ -3,13 +3,13 @@
 billops' side is what ``reconcile-payouts`` does with the two downloads (bench/payout_fixtures.py:
 252 payouts, 201,600 payout items with late failures deducted, a 100,000-line statement): read
 the payout report through its layout and check every cell; read the statement with the bank
-profiles as the flow does (every line checked as the bank import checks it, the credits'
-texts read and the payout credits classified and keyed: ``read_statement_credits``); keep payouts, items, credits and results in a fresh
-SQLite ledger; run the three checks; roll the year up per day and month; write the
-reconciliation, exceptions, journal and roll-up CSVs and draw the picture. The service's answer (the
-payment requests the items name) is given as the frame the client's paged fetch would build:
-fetching 200,000 records is the service's time, not billops', and the sandbox cannot hold a
-platform's year; everything after the fetch is measured.
+profiles as the flow does (``read_statement_credits``: every line checked as the bank import
+checks it, the credits' texts read, the payout credits classified and keyed); keep payouts,
+items, credits and results in a fresh SQLite ledger; run the three checks; roll the year up per
+day and month; write the reconciliation, exceptions, journal and roll-up CSVs and draw the
+picture. The service's answer (the payment requests the items name) is given as the frame the
+client's paged fetch would build: fetching 200,000 records is the service's time, not billops',
+and the sandbox cannot hold a platform's year; everything after the fetch is measured.
 
 The floor is ``pandas.read_csv`` of the same two files, in the same run. Each side runs in a
 process of its own, so each peak RSS is its own. Goal: billops ≤ 5× the floor.

@@ -110,24 +110,31 @@ def balance(reconciliation: Reconciliation, opening: int) -> Balance:
     payouts = reconciliation.in_period()
     arrival = [as_date(d) for d in column_values(payouts["arrival_date"])]
     credits = reconciliation.credits_in_period()
-    credits = credits[credits["state"].isin(PAID_OUT)]
-    booked = [as_date(d) for d in column_values(credits["booked_on"])]
-    daily = pd.DataFrame({"day": days})
+    # The credits that paid out, chosen from their lists (a few hundred): pandas' ``isin`` and a
+    # copy of the credits' columns cost more than the sums.
+    paying = [state in PAID_OUT for state in credits["state"].tolist()]
+    booked = column_values(credits["booked_on"])
+    credited = credits["amount"].tolist()
+    paid = [(as_date(d), a) for d, a, y in zip(booked, credited, paying, strict=True) if y]
     # Per day by plain dicts of whole pennies (a few hundred payouts and credits): a groupby per
-    # column and a Series look-up per day cost more than the sums.
-    for name, on, column in (
-        ("collected", arrival, payouts["gross"]),
-        ("deductions", arrival, payouts["deductions"]),
-        ("paid_out", booked, credits["amount"]),
-    ):
-        sums: dict[date, int] = {}
-        for day, pennies in zip(on, column.tolist(), strict=True):
-            sums[day] = sums.get(day, 0) + int(pennies)
-        daily[name] = np.array([sums.get(d, 0) for d in days], dtype=np.int64)
-    moves = daily["collected"] - daily["deductions"] - daily["paid_out"]
-    daily["in_transit"] = opening + moves.cumsum()
+    # column and a Series look-up per day cost more than the sums. The frame is made at once,
+    # not a column at a time.
+    collected = _per_day(arrival, payouts["gross"].tolist(), days)
+    deductions = _per_day(arrival, payouts["deductions"].tolist(), days)
+    paid_out = _per_day([d for d, _ in paid], [a for _, a in paid], days)
+    in_transit = opening + np.cumsum(collected - deductions - paid_out)
+    columns = (days, collected, deductions, paid_out, in_transit)
+    frame = pd.DataFrame(dict(zip(DAILY_COLUMNS, columns, strict=True)))
     awaiting, differences = _closing_parts(reconciliation)
-    return Balance(first, last, opening, daily[list(DAILY_COLUMNS)], awaiting, differences)
+    return Balance(first, last, opening, frame, awaiting, differences)
+
+
+def _per_day(on: list[date], pennies: list[int], days: list[date]) -> np.ndarray:
+    """The pennies summed per day of ``days`` (``on``: each amount's day)."""
+    sums: dict[date, int] = {}
+    for day, amount in zip(on, pennies, strict=True):
+        sums[day] = sums.get(day, 0) + int(amount)
+    return np.array([sums.get(d, 0) for d in days], dtype=np.int64)
 
 
 def _closing_parts(reconciliation: Reconciliation) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from tasks.payouts._balance import PAID_OUT
 from tasks.payouts._items import as_date
 from tasks.payouts._profiles import DEDUCTION
 from tasks.payouts._reconcile import Reconciliation
-from tasks.payouts._records import records
+from tasks.payouts._records import records, records_at
 from tasks.payouts.settings import JournalAccounts
 
 JOURNAL_HEADER = (
@@ -81,13 +81,15 @@ def _deductions(
 ) -> Iterator[list[list[str]]]:
     period = set(reconciliation.in_period()["payout_id"].tolist())
     items = reconciliation.items
-    # The deductions first (a few hundred), then which of them are the period's: a look-up of
-    # every item's payout id would cost more than the journal. Only the columns a line reads
-    # are taken, and read by whole columns (``_records``).
+    # The deductions first (a few hundred), then which of them are the period's, by their
+    # payout ids in a set: a look-up of every item's payout id would cost more than the
+    # journal. Only the columns a line reads are taken at those rows (``records_at``), not every
+    # column of the items.
     used = ["amount", "arrival_date", "reference", "position", "payout_id", "doc", "payment_id"]
-    chosen = items.iloc[np.flatnonzero((items["kind"] == DEDUCTION).to_numpy(dtype=bool))][used]
-    chosen = chosen[chosen["payout_id"].isin(list(period)).to_numpy(dtype=bool)]
-    for row in records(chosen, used):
+    rows = np.flatnonzero((items["kind"] == DEDUCTION).to_numpy(dtype=bool))
+    ids = items["payout_id"].iloc[rows].tolist()
+    chosen = rows[np.array([p in period for p in ids], dtype=bool)] if len(rows) else rows
+    for row in records_at(items, chosen, used):
         amount = -int(row["amount"])
         day = as_date(row["arrival_date"])
         journal = f"{row['reference']}-D{int(row['position'])}"

@@ -32,6 +32,7 @@ import pandas as pd
 
 from tasks.common.working_days import working_days_between
 from tasks.payouts._items import as_date
+from tasks.payouts._records import listed
 
 MATCHED = "matched"
 WITH_DIFFERENCE = "matched_with_difference"
@@ -106,12 +107,12 @@ def _norm(text: str) -> str:
 
 def sides(payouts: pd.DataFrame, credits: pd.DataFrame) -> tuple[list[Side], list[Side]]:
     """Payouts (by payout amount) and credits as :class:`Side` lists."""
-    # Read by whole columns (``tolist``), not row by row: a row of a frame is a Series or a
-    # tuple pandas builds cell by cell.
+    # Read by whole columns (``listed``: ``tolist``, days made from their numbers), not row by
+    # row: a row of a frame is a Series or a tuple pandas builds cell by cell.
     left = [
         Side(str(payout_id), as_date(day), int(amount), str(reference))
         for payout_id, day, amount, reference in zip(
-            *(payouts[n].tolist() for n in ("payout_id", "arrival_date", "amount", "reference")),
+            *(listed(payouts[n]) for n in ("payout_id", "arrival_date", "amount", "reference")),
             strict=True,
         )
     ]
@@ -119,7 +120,7 @@ def sides(payouts: pd.DataFrame, credits: pd.DataFrame) -> tuple[list[Side], lis
         Side(str(key), as_date(day), int(amount), f"{reference} {text} {payer}")
         for key, day, amount, reference, text, payer in zip(
             *(
-                credits[n].tolist()
+                listed(credits[n])
                 for n in ("key", "booked_on", "amount", "reference", "text", "payer")
             ),
             strict=True,

@@ -27,6 +27,7 @@ from tasks.payouts._items import as_date, empty_items, from_ledger, payouts_from
 from tasks.payouts._match import MATCHED, WITH_DIFFERENCE
 from tasks.payouts._profiles import DEDUCTION, PAYMENT
 from tasks.payouts._reconcile import Scope
+from tasks.payouts._records import values_at
 from tasks.payouts._report import PayoutReport
 from tasks.payouts._service import document_numbers, fetch_documents
 from tasks.payouts._text import chosen as chosen_texts
@@ -93,7 +94,9 @@ def gather(
     payouts = payouts_from_records(records)
     items = _items(ledger, biller, records, report)
     credits = credits_frame(_open_credits(ledger, biller, since, until, records))
-    history, twice = _history(ledger, biller, items, records, *_repeated(report, records, items))
+    history, twice, repeated = _history(
+        ledger, biller, items, records, *_repeated(report, records, items)
+    )
     requests, numbers = document_numbers(history)  # the scope's items are among them
     moment = datetime.combine(since - timedelta(days=DOCUMENT_LOOKBACK_DAYS), time(0), LONDON)
     found = documents(_distinct(numbers, ~requests), _distinct(numbers, requests), moment)
@@ -108,6 +111,7 @@ def gather(
         history=history,
         twice=twice,
         window=window,
+        repeated=repeated,
     )
 
 
@@ -178,19 +182,21 @@ def _history(
     records: list[PayoutRecord],
     repeated: frozenset[str] | None = None,
     repeated_lines: np.ndarray | None = None,
-) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+) -> tuple[pd.DataFrame, dict[str, list[str]], np.ndarray | None]:
     """Items of any payout that pair deductions with payments: the scope's, every deduction the
     ledger knows, and the payments those deductions name (by payment id, or by document where a
     deduction names no payment); and the payments more than one payout paid out. The ledger
     keeps a payout's items as one block, so both look at every payout's items at once: the
     scope's as given, the others' read from the ledger (``records``: the scope's payouts, whose
     items ``items`` holds; ``repeated``: the payment ids on more than one of ``items``' lines,
-    and ``repeated_lines`` those lines, when known)."""
+    and ``repeated_lines`` those lines, when known); and those lines of the history, when
+    it is the scope's items (else None)."""
     table, known_records = ledger.all_payout_items(biller, besides={r.payout_id for r in records})
     known = from_ledger(table, known_records)
     if not len(known):  # the scope's items are all there is: all of them are the history
         history = items.reset_index(drop=True)
-        return history, paid_out_twice(history, among=repeated, lines=repeated_lines)
+        twice = paid_out_twice(history, among=repeated, lines=repeated_lines)
+        return history, twice, repeated_lines
     every = pd.concat([items, known], ignore_index=True)
     deduction = (every["kind"] == DEDUCTION).to_numpy(dtype=bool)  # no Python string per item
     named = set(every["payment_id"][deduction]) - {""}
@@ -208,7 +214,7 @@ def _history(
         chosen |= every["invoice_number"].isin(wanted).to_numpy(dtype=bool)
         chosen |= every["payment_request_number"].isin(wanted).to_numpy(dtype=bool)
     history = every[chosen].reset_index(drop=True)
-    return history, paid_out_twice(every)
+    return history, paid_out_twice(every), None
 
 
 def paid_out_twice(
@@ -223,9 +229,10 @@ def paid_out_twice(
     if among is not None and not among:
         return {}
     if lines is not None:  # those lines only, by position: no look-up of every item's id
-        at = items.iloc[lines]
-        named = ((at["kind"] == PAYMENT) & (at["payment_id"] != "")).to_numpy(dtype=bool)
-        chosen = lines[named]
+        # Their kinds and ids as lists (a few hundred): not a take of every column of them.
+        kinds, named_ids = values_at(items["kind"], lines), values_at(items["payment_id"], lines)
+        named = [k == PAYMENT and p != "" for k, p in zip(kinds, named_ids, strict=True)]
+        chosen = lines[np.array(named, dtype=bool)] if len(lines) else lines
     else:
         mask = ((items["kind"] == PAYMENT) & (items["payment_id"] != "")).to_numpy(dtype=bool)
         if among is not None:

@@ -18,8 +18,13 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from billing_api import BillingClient
+from tasks.common.arrow_text import mask
+from tasks.payouts._text import chosen as chosen_texts
+from tasks.payouts._text import texts
 
 PAGE_SIZE = 200
 MAX_SINGLE_LOOKUPS = 50  # more missing invoices than this: one full listing instead
@@ -50,6 +55,52 @@ def document_numbers(items: pd.DataFrame) -> tuple[np.ndarray, pd.Series]:
     has_request = (request != "").to_numpy(dtype=bool)
     numbers = request.where(has_request, items["invoice_number"]).reset_index(drop=True)
     return has_request, numbers
+
+
+def document_rows(documents: pd.DataFrame, requests: np.ndarray, numbers: pd.Series) -> np.ndarray:
+    """Each item's row in ``documents`` (-1: the service does not hold it), by Arrow's hashed
+    look-up per kind, not a merge of the frames (``requests`` and ``numbers``:
+    :func:`document_numbers`). Each side's texts are chosen by Arrow, not by a pandas ``iloc``
+    of them; and where a side is all of its rows (every item names a payment request, every
+    document is one) its look-up is the answer as it is, not scattered into place by position
+    (about 3 ms of numpy indexing for a year's items)."""
+    at = np.full(len(numbers), -1, dtype=np.int64)
+    if not len(documents) or not len(numbers):
+        return at
+    all_wanted, all_known = texts(numbers), texts(documents["number"])
+    kinds = texts(documents["kind"])
+    for kind, chosen_mask in ((INVOICE, ~requests), (PAYMENT_REQUEST, requests)):
+        mine_mask = mask(pc.equal(kinds, kind))
+        mine, chosen = np.flatnonzero(mine_mask), np.flatnonzero(chosen_mask)
+        if len(mine) and len(chosen):
+            wanted = chosen_texts(all_wanted, chosen_mask, len(chosen))
+            known = chosen_texts(all_known, mine_mask, len(mine))
+            hits = np.asarray(pc.fill_null(pc.index_in(wanted, value_set=known), -1), np.int64)
+            if len(mine) < len(documents):  # the kind's rows among all the documents
+                hits = np.where(hits >= 0, mine[np.maximum(hits, 0)], -1)
+            if len(chosen) == len(numbers):
+                at = hits
+            else:
+                at[chosen] = hits
+    return at
+
+
+def texts_at(column: pd.Series, at: np.ndarray) -> pa.Array:
+    """``column``'s values at ``at`` as Arrow text ("" where ``at`` is -1). pandas' Arrow text
+    is taken as it is kept (large strings); other columns are made text first, as ``str``."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        values = texts(column)
+    else:
+        values = pa.array(column.astype(str), pa.string())
+    return pc.fill_null(values.take(pa.array(at, mask=at < 0)), "")
+
+
+def pennies_at(column: pd.Series, at: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """``column``'s pennies at ``at`` (0 where ``found``, ``at >= 0``, does not hold)."""
+    values = column.to_numpy(dtype=np.int64)
+    if not len(values):
+        return np.zeros(len(at), dtype=np.int64)
+    return np.where(found, values[np.where(found, at, 0)], 0)
 
 
 def fetch_documents(

@@ -36,7 +36,7 @@ from tasks.payouts._match import (
     WITH_DIFFERENCE,
 )
 from tasks.payouts._reconcile import Reconciliation, money
-from tasks.payouts._records import records
+from tasks.payouts._records import records, records_at
 
 RECONCILIATION_HEADER = (
     "state",
@@ -83,6 +83,20 @@ PAYOUT_ROW = (
 )
 # The item columns an exception line reads.
 ITEM_ROW = ("payout_id", "reference", "arrival_date", "amount", "doc", "line", "note")
+# The payout and credit columns an exception line reads, and those of a credit no payout of
+# the period explains in ``reconciliation.csv`` (only these are converted).
+EXCEPTION_PAYOUT = (
+    "state",
+    "payout_id",
+    "reference",
+    "arrival_date",
+    "amount",
+    "bank_difference",
+    "items_difference",
+    "reasons",
+)
+EXCEPTION_CREDIT = ("state", "payout_ids", "reference", "booked_on", "amount", "line", "how")
+LONE_CREDIT = ("state", "reference", "booked_on", "amount", "line", "how", "payer", "text")
 EXCEPTIONS_HEADER = (
     "state",
     "kind",
@@ -178,7 +192,8 @@ def payout_rows(reconciliation: Reconciliation) -> Iterator[list[str]]:
             r["deduction_notes"],
             r["reasons"],
         ]
-    for r in records(_lone_credits(reconciliation)):
+    credits = reconciliation.credits_in_period()
+    for r in records_at(credits, _lone_credits(reconciliation, credits), LONE_CREDIT):
         yield [
             r["state"],
             "credit",
@@ -202,17 +217,18 @@ def payout_rows(reconciliation: Reconciliation) -> Iterator[list[str]]:
         ]
 
 
-def _lone_credits(reconciliation: Reconciliation) -> pd.DataFrame:
-    credits = reconciliation.credits_in_period()
+def _lone_credits(reconciliation: Reconciliation, credits: pd.DataFrame) -> list[int]:
+    """The rows of the period's ``credits`` that pay none of its payouts."""
     period = set(reconciliation.in_period()["payout_id"].tolist())
-    linked = [any(p in period for p in str(ids).split()) for ids in credits["payout_ids"].tolist()]
-    return credits[~np.array(linked, dtype=bool)]
+    ids = credits["payout_ids"].tolist()
+    return [n for n, i in enumerate(ids) if not any(p in period for p in str(i).split())]
 
 
 def exception_rows(reconciliation: Reconciliation) -> Iterator[list[str]]:
     """``exceptions.csv``'s rows: only what needs a person."""
     period = reconciliation.in_period()
-    for r in records(period[period["needs_attention"].to_numpy(dtype=bool)]):
+    attention = np.flatnonzero(period["needs_attention"].to_numpy(dtype=bool))
+    for r in records_at(period, attention, EXCEPTION_PAYOUT):
         yield [
             r["state"],
             "payout",
@@ -227,13 +243,14 @@ def exception_rows(reconciliation: Reconciliation) -> Iterator[list[str]]:
             WHAT_TO_DO.get(str(r["state"]), ""),
         ]
     items = reconciliation.items
-    # The lines that disagree first (a few), then which of them are the period's: a look-up of
-    # every item's payout id would cost more than writing the file. Only the columns a line
-    # reads are taken (a year's items have twenty).
+    # The lines that disagree first (a few), then which of them are the period's, by their
+    # payout ids in a set: a look-up of every item's payout id would cost more than writing the
+    # file. Only the columns a line reads are taken at those rows (a year's items have twenty).
     wrong = np.flatnonzero(~items["ok"].astype(bool).to_numpy(dtype=bool))
-    bad = items.iloc[wrong][list(ITEM_ROW)]
-    bad = bad[bad["payout_id"].isin(list(period["payout_id"])).to_numpy(dtype=bool)]
-    for r in records(bad):
+    ids = set(period["payout_id"].tolist())
+    named = items["payout_id"].iloc[wrong].tolist()
+    bad = [int(i) for i, p in zip(wrong, named, strict=True) if p in ids]
+    for r in records_at(items, bad, ITEM_ROW):
         yield [
             ITEM_MISMATCH,
             "item",
@@ -248,7 +265,9 @@ def exception_rows(reconciliation: Reconciliation) -> Iterator[list[str]]:
             WHAT_TO_DO[ITEM_MISMATCH],
         ]
     credits = reconciliation.credits_in_period()
-    for r in records(credits[credits["state"].isin([UNEXPECTED, SUGGESTED]).to_numpy(dtype=bool)]):
+    states = credits["state"].tolist()
+    doubtful = [n for n, state in enumerate(states) if state in (UNEXPECTED, SUGGESTED)]
+    for r in records_at(credits, doubtful, EXCEPTION_CREDIT):
         yield [
             r["state"],
             "credit",
