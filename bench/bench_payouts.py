@@ -80,6 +80,7 @@ def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
     import PIL.PngImagePlugin  # noqa: F401
     import PIL.PpmImagePlugin  # noqa: F401
 
+    from flows.payouts import statement_credits
     from ledger import Ledger
     from tasks.bank_payments import read_statement_credits
     from tasks.payouts import read_payout_report
@@ -89,7 +90,7 @@ def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
     from tasks.payouts._scope import choose_period, gather
     from tasks.payouts.report import report_files, summary_markdown, write_reports, write_rollup
     from tasks.payouts.settings import PayoutSettings
-    from tasks.payouts.steps import bank_credits, keep_bank_credits, keep_report, keep_results
+    from tasks.payouts.steps import keep_bank_credits, keep_report, keep_results
 
     documents = pd.read_pickle(folder / "documents.pkl")
     ledger = Ledger(f"sqlite:///{work / 'ledger.db'}")
@@ -104,7 +105,7 @@ def billops_side(folder: Path, round_: int = 0) -> dict[str, float]:
     report = read_payout_report(folder / "payouts.csv")
     lap("read report")
     statement = read_statement_credits(folder / "statement.csv")
-    keep_bank_credits(ledger, "b", bank_credits(statement))
+    keep_bank_credits(ledger, "b", statement_credits(statement, None))
     lap("read statement")
     keep_report(ledger, "b", report)
     lap("keep report")

@@ -14,7 +14,15 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State
 
-from tasks.bank_payments import StatementRefused, UnknownLayout, read_statement_credits
+from ledger.payouts import BankCoverage
+from tasks.bank_payments import (
+    ClassifyRules,
+    StatementCredits,
+    StatementRefused,
+    UnknownLayout,
+    payout_lines,
+    read_statement_credits,
+)
 from tasks.bank_payments.settings import load_settings as load_bank_settings
 from tasks.common.outcome import end_run
 from tasks.common.session import open_biller
@@ -46,9 +54,16 @@ def read_bank_credits(block: str, path: Path, latest: date | None) -> BankCredit
     A line dated after today is refused as future-dated, as the bank import does; "today" is the
     payout report's last day or the period's end when later (a sandbox's clock may run ahead)."""
     today = datetime.now(LONDON).date()
-    # Every line checked as the bank import checks it; only the credits classified and keyed.
     statement = read_statement_credits(path, today=max(today, latest) if latest else today)
-    return bank_credits(statement, load_bank_settings(block).classify)
+    return statement_credits(statement, load_bank_settings(block).classify)
+
+
+def statement_credits(statement: StatementCredits, rules: ClassifyRules | None) -> BankCredits:
+    """A statement read for its credits by the bank-payments job (every line checked as the
+    bank import checks it, only the credits classified, only the payout credits keyed:
+    ``tasks/bank_payments/_payouts.py``) as the payout job keeps it."""
+    coverage = BankCoverage(statement.sha256, statement.first, statement.last, statement.count)
+    return bank_credits(payout_lines(statement, rules), coverage)
 
 
 @flow(name="reconcile-payouts", log_prints=False)

@@ -4,15 +4,14 @@ A statement is read and classified by the bank-payments job (its profiles and it
 ``provider_payout`` class, so a biller's bank settings decide what a payout credit looks like);
 this module takes those lines and keeps what reconciliation needs: each credit's stable line key,
 booking date, amount, payer, reference and text, and the days the statement covered. The payout
-job's own run reads the statement for its credits only (:func:`statement_payout_credits`); the
-bank import, which classifies and keys every line anyway, hands its lines over
-(:func:`payout_credits`).
+job's own run has the bank-payments job read the statement for its payout lines only (its flow
+hands them over: :func:`payout_line_credits`); the bank import, which classifies and keys every
+line anyway, hands all its lines over (:func:`payout_credits`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,9 +21,6 @@ import pyarrow.compute as pc
 from ledger.payouts import BankCoverage, PayoutCredit
 from tasks.payouts._items import DATE
 from tasks.payouts._order import sort_stable
-
-if TYPE_CHECKING:
-    from tasks.bank_payments import ClassifyRules, StatementCredits
 
 PROVIDER_PAYOUT = "provider_payout"  # the bank-payments job's class of these credits
 CREDIT_COLUMNS = ("key", "booked_on", "amount", "payer", "reference", "text", "line")
@@ -49,17 +45,14 @@ def payout_credits(
     return _credits(picked, sha256), coverage
 
 
-def statement_payout_credits(
-    statement: StatementCredits, rules: ClassifyRules | None = None
+def payout_line_credits(
+    lines: pa.Table, coverage: BankCoverage
 ) -> tuple[list[PayoutCredit], BankCoverage]:
-    """:func:`payout_credits` of a statement read for its credits (the payout job's own
-    reading, ``tasks/bank_payments/_payouts.py``): the same credits and coverage, with the
-    bank settings' ``rules`` deciding what a payout credit looks like."""
-    # Loaded on use, as the bank-payments package loads its modules (its docstring says why).
-    from tasks.bank_payments import payout_lines
-
-    coverage = BankCoverage(statement.sha256, statement.first, statement.last, statement.count)
-    return _credits(payout_lines(statement, rules), statement.sha256), coverage
+    """:func:`payout_credits` of a statement's payout lines as the payout job's own reading of
+    a statement finds them (``line``, ``date``, ``amount``, ``payer``, ``reference``, ``text``
+    and ``key``, one row per payout credit; the flow hands them over from the bank-payments
+    job) and the days that statement covers."""
+    return _credits(lines, coverage.file_sha256), coverage
 
 
 def _credits(picked: pa.Table, sha256: str) -> list[PayoutCredit]:

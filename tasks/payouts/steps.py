@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from prefect import task
@@ -24,7 +23,7 @@ from tasks.common.reports import artifact_key, publish_summary, publish_table
 from tasks.common.session import BillerSession
 from tasks.payouts._balance import Balance, balance
 from tasks.payouts._chart import draw_balance
-from tasks.payouts._credits import payout_credits, statement_payout_credits
+from tasks.payouts._credits import payout_credits, payout_line_credits
 from tasks.payouts._items import ledger_items, records
 from tasks.payouts._journal import journal_lines
 from tasks.payouts._reconcile import Reconciliation, counts, reconcile
@@ -40,9 +39,6 @@ from tasks.payouts.report import (
 )
 from tasks.payouts.settings import PayoutSettings
 
-if TYPE_CHECKING:
-    from tasks.bank_payments import ClassifyRules, StatementCredits
-
 
 def keep_report(ledger: Ledger, biller_id: str, report: PayoutReport) -> PayoutStored:
     """Keep the report's payouts and items (a payout seen before with the same items: kept)."""
@@ -54,11 +50,11 @@ def keep_report(ledger: Ledger, biller_id: str, report: PayoutReport) -> PayoutS
 BankCredits = tuple[list[PayoutCredit], BankCoverage | None]
 
 
-def bank_credits(statement: StatementCredits, rules: ClassifyRules | None = None) -> BankCredits:
-    """A statement's payout credits and the days it covers (read for its credits by the
-    bank-payments job's reader; ``rules``: the biller's bank settings' classes), not kept yet:
-    a run reads every input before it keeps any."""
-    return statement_payout_credits(statement, rules)
+def bank_credits(lines: pa.Table, coverage: BankCoverage) -> BankCredits:
+    """A statement's payout credits and the days it covers (its payout lines as the
+    bank-payments job finds them for this job, handed over by the flow), not kept yet: a run
+    reads every input before it keeps any."""
+    return payout_line_credits(lines, coverage)
 
 
 def keep_bank_credits(ledger: Ledger, biller_id: str, credits: BankCredits) -> int:

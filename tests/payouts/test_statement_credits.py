@@ -1,5 +1,6 @@
-"""The payout job's own reading of a statement (for its credits only) gives the payout credits
-and coverage that the bank import's lines, classes and keys give (:func:`payout_credits`)."""
+"""The payout job's own reading of a statement (for its credits only, composed by its flow)
+gives the payout credits and coverage that the bank import's lines, classes and keys give
+(:func:`payout_credits`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.payouts import statement_credits
 from tasks.bank_payments import (
     ClassifyRules,
     classify,
@@ -16,8 +18,7 @@ from tasks.bank_payments import (
     read_statement,
     read_statement_credits,
 )
-from tasks.payouts._credits import payout_credits, statement_payout_credits
-from tasks.payouts.steps import bank_credits
+from tasks.payouts._credits import payout_credits
 
 TODAY = date(2026, 11, 24)
 
@@ -48,7 +49,6 @@ def test_the_payout_jobs_reading_gives_the_bank_imports_credits(
     statement = read_statement(path, today=TODAY)
     lines = statement.lines
     wanted = payout_credits(lines, classify(lines, rules), line_keys(lines), statement.sha256)
-    found = statement_payout_credits(read_statement_credits(path, today=TODAY), rules)
+    found = statement_credits(read_statement_credits(path, today=TODAY), rules)
     assert found == wanted
-    assert bank_credits(read_statement_credits(path, today=TODAY), rules) == wanted
     assert len(found[0]) > 10
