@@ -61,10 +61,26 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def _freeze(pid: int) -> list[int]:
+    """SIGSTOP ``pid`` and every process below it, until no new one appears: a stopped process
+    starts no other, so the list is then complete. Without this, a worker that starts a flow
+    run between the listing and its own kill leaves that run alive, an orphan nobody killed."""
+    frozen: list[int] = []
+    todo = [pid]
+    while todo:
+        for victim in todo:
+            with suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGSTOP)
+        frozen += todo
+        todo = [child for child in descendants(pid) if child not in frozen]
+    return frozen
+
+
 def kill_tree(pid: int, sig: int = signal.SIGKILL) -> list[int]:
-    """Send ``sig`` to ``pid`` and every process below it (a machine losing its power: nothing
-    cleans up); returns the pids signalled."""
-    victims = [pid, *descendants(pid)]
+    """Send ``sig`` to ``pid`` and every process below it; returns the pids signalled. A SIGKILL
+    is a machine losing its power: the tree is frozen first, so none of it escapes and nothing
+    cleans up."""
+    victims = _freeze(pid) if sig == signal.SIGKILL else [pid, *descendants(pid)]
     for victim in victims:
         with suppress(ProcessLookupError):
             os.kill(victim, sig)
