@@ -54,7 +54,11 @@ HASHED_BYTES = 64  # longer texts are left to Arrow's own hashing (ids are short
 def text_hashes(values: pa.Array) -> np.ndarray | None:
     """A 64-bit hash of each text (equal texts, equal hashes), read eight bytes at a time from
     the column's own bytes; None for a column with nulls, not ``pa.string()``, or with a text
-    longer than :data:`HASHED_BYTES`."""
+    longer than :data:`HASHED_BYTES`.
+
+    Not the bank job's FNV-1a (``tasks/bank_payments/_keys.py``): that one is a kept key, defined
+    byte by byte over canonical text and never to change; this one is never kept (equal hashes
+    are only candidates, compared as texts after), so it may read whole words instead."""
     if values.type != pa.string() or values.null_count:
         return None
     ends, body = string_parts(values)
